@@ -1,0 +1,10 @@
+# Every target is a one-line call to script/, the real entry points.
+.PHONY: test check fmt lint bench fuzz build
+
+test: ; script/test
+check: ; script/check
+fmt: ; script/fmt
+lint: ; script/lint
+bench: ; script/bench
+fuzz: ; script/fuzz
+build: ; script/build
