@@ -1,0 +1,106 @@
+package secretstream
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"golang.org/x/crypto/chacha20"
+
+	"github.com/quak-photos/quak/download/secretstream/sodiumtest"
+	"github.com/quak-photos/quak/errs"
+)
+
+func xcryptoBlock(t *testing.T, key, nonce []byte, ctr uint32) []byte {
+	t.Helper()
+	c, err := chacha20.NewUnauthenticatedCipher(key, nonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetCounter(ctr)
+	out := make([]byte, 64)
+	c.XORKeyStream(out, out)
+	return out
+}
+
+// fuzzVectors are the libsodium streams short enough to hold as seeds.
+func fuzzVectors(f *testing.F) []sodiumtest.Secretstream {
+	f.Helper()
+	var vs []sodiumtest.Secretstream
+	for _, v := range sodiumtest.Load(f).Secretstream {
+		if v.Ciphertext != nil && len(v.Ciphertext) <= 4200 {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		f.Fatal("no secretstream vectors to seed the fuzzer")
+	}
+	return vs
+}
+
+// FuzzDecrypt feeds arbitrary bytes, as ciphertext under a vector's key,
+// header and chunk size, to the Reader: it never panics, fails only with
+// quak's error types, and succeeds only on a stream that authenticated to its
+// FINAL chunk, which re-encrypts to exactly the input.
+func FuzzDecrypt(f *testing.F) {
+	vs := fuzzVectors(f)
+	for i, v := range vs {
+		f.Add(uint8(i), []byte(v.Ciphertext), false)
+		f.Add(uint8(i), []byte(v.Ciphertext[:len(v.Ciphertext)/2]), true)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, ct []byte, knownSize bool) {
+		v := vs[int(which)%len(vs)]
+		size := int64(-1)
+		if knownSize {
+			size = int64(len(ct))
+		}
+		r, err := newReader(v.Key, v.Header, bytes.NewReader(ct), size, v.ChunkSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt, err := io.ReadAll(r)
+		if err != nil {
+			var te *errs.TruncatedStreamError
+			if !errors.As(err, &te) && !errors.Is(err, errs.ErrCorrupted) {
+				t.Fatalf("unexpected error type %T: %v", err, err)
+			}
+			return
+		}
+		again, err := encrypt(v.Key, v.Header, pt, v.ChunkSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again, ct) {
+			t.Fatalf("accepted a stream (%d bytes) that is not the encryption of its plaintext", len(ct))
+		}
+	})
+}
+
+// FuzzRoundTrip encrypts arbitrary plaintext at an arbitrary chunk size and
+// decrypts it back.
+func FuzzRoundTrip(f *testing.F) {
+	for _, v := range fuzzVectors(f) {
+		f.Add(sodiumtest.Pattern(v.PlaintextLen, v.PlaintextSeed), uint16(v.ChunkSize%4096))
+	}
+	key := bytes.Repeat([]byte{9}, KeySize)
+	header := bytes.Repeat([]byte{8}, HeaderSize)
+	f.Fuzz(func(t *testing.T, pt []byte, chunk uint16) {
+		c := int(chunk)%512 + 1
+		ct, err := encrypt(key, header, pt, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := newReader(key, header, bytes.NewReader(ct), int64(len(ct)), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatalf("round trip of %d bytes at chunk %d: %v", len(pt), c, err)
+		}
+		if !bytes.Equal(got, pt) {
+			t.Fatalf("round trip of %d bytes at chunk %d changed the data", len(pt), c)
+		}
+	})
+}

@@ -1,0 +1,191 @@
+package secretstream
+
+import (
+	"crypto/cipher"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+
+	"golang.org/x/crypto/chacha20"
+	"golang.org/x/crypto/chacha20poly1305"
+	"golang.org/x/crypto/poly1305" //nolint:staticcheck // secretstream is built from raw Poly1305, exactly as libsodium builds it
+
+	"github.com/quak-photos/quak/errs"
+)
+
+// Sizes and tags of libsodium's crypto_secretstream_xchacha20poly1305 and of
+// Ente's use of it.
+const (
+	KeySize    = 32      // key length
+	HeaderSize = 24      // header length, stored by Ente as decryptionHeader
+	Overhead   = 17      // bytes each message adds: encrypted tag byte and 16-byte MAC
+	ChunkSize  = 4 << 20 // plaintext bytes in each of Ente's stream chunks
+
+	TagMessage byte = 0 // a chunk with more to follow
+	TagFinal   byte = 3 // the last chunk (libsodium's PUSH|REKEY)
+
+	tagRekey = 2
+)
+
+// headroom is the space kept before a chunk in its buffer, so the 64-byte
+// encrypted tag block can be rebuilt in place in front of the message body.
+const headroom = 63
+
+var errBadKey = errors.New("secretstream: key must be 32 bytes and header 24 bytes")
+
+// state is one direction of a secretstream: the subkey, and the IETF nonce
+// made of a little-endian 32-bit counter followed by the 8-byte inonce.
+type state struct {
+	k     [32]byte
+	nonce [12]byte
+	aead  cipher.AEAD // IETF ChaCha20-Poly1305 under k, for the fast path
+
+	generic bool // never take the fast path (benchmarks compare the two)
+}
+
+func newState(key, header []byte) (*state, error) {
+	if len(key) != KeySize || len(header) != HeaderSize {
+		return nil, errBadKey
+	}
+	s := &state{}
+	sub, err := chacha20.HChaCha20(key, header[:16])
+	if err != nil {
+		return nil, err
+	}
+	copy(s.k[:], sub)
+	copy(s.nonce[4:], header[16:])
+	s.resetCounter()
+	return s, s.initAEAD()
+}
+
+func (s *state) initAEAD() error {
+	a, err := chacha20poly1305.New(s.k[:])
+	s.aead = a
+	return err
+}
+
+func (s *state) resetCounter() {
+	binary.LittleEndian.PutUint32(s.nonce[:4], 1)
+}
+
+// aeadCompatible reports whether a message of mlen bytes can go through the
+// IETF AEAD. Poly1305 in secretstream pads the body with mlen mod 16 zero
+// bytes, the AEAD with (16 - mlen mod 16) mod 16: they agree at 0 and 8.
+func aeadCompatible(mlen int) bool {
+	return mlen%16 == 0 || mlen%16 == 8
+}
+
+// open authenticates and decrypts one message in place. buf holds headroom
+// spare bytes followed by the wire message (tag byte, body, MAC). On success
+// the plaintext is buf[64:64+mlen]. On failure nothing in buf is plaintext.
+func (s *state) open(buf []byte) (tag byte, err error) {
+	mlen := len(buf) - headroom - Overhead
+	var ks1 [64]byte
+	chachaBlock(&s.k, &s.nonce, 1, &ks1)
+	buf[0] = buf[headroom]
+	copy(buf[1:64], ks1[1:])
+	var mac [16]byte
+	copy(mac[:], buf[64+mlen:])
+	msg := buf[:64+mlen+16]
+	if !s.generic && aeadCompatible(mlen) {
+		if _, err := s.aead.Open(msg[:0], s.nonce[:], msg, nil); err != nil {
+			return 0, errs.ErrCorrupted
+		}
+		tag = buf[0]
+	} else {
+		var ks0 [64]byte
+		chachaBlock(&s.k, &s.nonce, 0, &ks0)
+		var sum [16]byte
+		s.mac(&sum, &ks0, msg[:64+mlen])
+		if subtle.ConstantTimeCompare(sum[:], mac[:]) != 1 {
+			return 0, errs.ErrCorrupted
+		}
+		tag = buf[0] ^ ks1[0]
+		s.xorBody(buf[64 : 64+mlen])
+	}
+	s.advance(&mac, tag)
+	return tag, nil
+}
+
+// seal encrypts one message in place. buf holds 64 spare bytes, the mlen
+// plaintext bytes, and 16 more bytes of room; the wire message is returned as
+// buf[63:64+mlen+16].
+func (s *state) seal(buf []byte, tag byte) []byte {
+	mlen := len(buf) - 64 - 16
+	msg := buf[:64+mlen]
+	var ks1 [64]byte
+	if !s.generic && aeadCompatible(mlen) {
+		clear(buf[:64])
+		buf[0] = tag
+		s.aead.Seal(msg[:0], s.nonce[:], msg, nil)
+	} else {
+		var ks0 [64]byte
+		chachaBlock(&s.k, &s.nonce, 0, &ks0)
+		chachaBlock(&s.k, &s.nonce, 1, &ks1)
+		copy(buf[:64], ks1[:])
+		buf[0] ^= tag
+		s.xorBody(buf[64 : 64+mlen])
+		var sum [16]byte
+		s.mac(&sum, &ks0, msg)
+		copy(buf[64+mlen:], sum[:])
+	}
+	var mac [16]byte
+	copy(mac[:], buf[64+mlen:])
+	buf[headroom] = buf[0]
+	s.advance(&mac, tag)
+	return buf[headroom : 64+mlen+16]
+}
+
+// mac computes secretstream's Poly1305 over the encrypted tag block and body
+// (msg), the quirky mlen-mod-16 padding and the two lengths.
+func (s *state) mac(sum *[16]byte, ks0 *[64]byte, msg []byte) {
+	var key [32]byte
+	copy(key[:], ks0[:32])
+	h := poly1305.New(&key)
+	mlen := len(msg) - 64
+	var pad [16 + 16]byte
+	n := mlen % 16
+	binary.LittleEndian.PutUint64(pad[n+8:], uint64(len(msg)))
+	_, _ = h.Write(msg)
+	_, _ = h.Write(pad[:n+16])
+	h.Sum(sum[:0])
+}
+
+// xorBody applies the keystream from block 2 on, as secretstream does for
+// message bodies.
+func (s *state) xorBody(b []byte) {
+	c, err := chacha20.NewUnauthenticatedCipher(s.k[:], s.nonce[:])
+	if err != nil {
+		panic("secretstream: internal error: " + err.Error())
+	}
+	c.SetCounter(2)
+	c.XORKeyStream(b, b)
+}
+
+// advance moves the state past a message: the inonce absorbs the MAC, the
+// counter steps, and a REKEY tag or a counter wrap rekeys.
+func (s *state) advance(mac *[16]byte, tag byte) {
+	for i := 0; i < 8; i++ {
+		s.nonce[4+i] ^= mac[i]
+	}
+	c := binary.LittleEndian.Uint32(s.nonce[:4]) + 1
+	binary.LittleEndian.PutUint32(s.nonce[:4], c)
+	if tag&tagRekey != 0 || c == 0 {
+		s.rekey()
+	}
+}
+
+func (s *state) rekey() {
+	var ks [64]byte
+	chachaBlock(&s.k, &s.nonce, 0, &ks)
+	for i := 0; i < 32; i++ {
+		s.k[i] ^= ks[i]
+	}
+	for i := 0; i < 8; i++ {
+		s.nonce[4+i] ^= ks[32+i]
+	}
+	s.resetCounter()
+	if err := s.initAEAD(); err != nil {
+		panic("secretstream: internal error: " + err.Error())
+	}
+}
