@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ErrCorrupted reports that encrypted data failed authentication: it was
@@ -85,3 +86,23 @@ func (e *TruncatedStreamError) Error() string {
 	}
 	return s
 }
+
+// Is makes a 401 answer match ErrNotLoggedIn: the stored session is dead and
+// every further call would fail the same way.
+func (e *ApiError) Is(target error) bool {
+	return target == ErrNotLoggedIn && e.Status == 401
+}
+
+// TimeoutError reports that a deadline of quak's own expired: no response
+// headers within After of sending the request, or no body byte for After.
+type TimeoutError struct {
+	Phase string // "response headers" or "response body"
+	After time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("no %s for %v", e.Phase, e.After)
+}
+
+// Timeout reports true, as net.Error timeouts do.
+func (e *TimeoutError) Timeout() bool { return true }

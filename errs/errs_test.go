@@ -29,7 +29,7 @@ func TestTruncatedStreamErrorMessage(t *testing.T) {
 		{TruncatedStreamError{Reason: PartialChunk, Chunks: 0, Got: 5, Want: 40}, "ended inside a chunk after 0 chunks, 5 bytes of 40"},
 		{TruncatedStreamError{Reason: TrailingData, Chunks: 1, Got: 18, Want: 17}, "has data after the final chunk"},
 	} {
-		var err error = fmt.Errorf("file 9: %w", &tc.e)
+		err := fmt.Errorf("file 9: %w", &tc.e)
 		var te *TruncatedStreamError
 		if !errors.As(err, &te) {
 			t.Fatalf("errors.As failed on %v", err)
