@@ -1,0 +1,180 @@
+// Package apiclient talks to Ente's API server (museum) and its object
+// store. Each call makes one attempt and turns any non-2xx answer into
+// *errs.ApiError; retrying is the caller's choice, made with package retry.
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/quak-photos/quak/errs"
+)
+
+// DefaultEndpoint is Ente's hosted API server.
+const DefaultEndpoint = "https://api.ente.com"
+
+// ClientPackage is sent as X-Client-Package on every request. museum binds
+// tokens to the app this names, so login and every later call must agree.
+const ClientPackage = "io.ente.photos"
+
+// maxJSON bounds an API response body; a diff page of 2,500 files is a few MB.
+const maxJSON = 256 << 20
+
+// Client is an Ente API client. It is safe for concurrent use; WithToken
+// returns a copy that authenticates.
+type Client struct {
+	base    *url.URL
+	hc      *http.Client
+	token   string
+	version string
+}
+
+// New returns a client of the API server at baseURL that sends its requests
+// through hc. Redirects are never followed automatically: the download calls
+// follow the object-store redirect themselves, without the token.
+func New(baseURL string, hc *http.Client, version string) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("endpoint %q is not an http(s) URL", baseURL)
+	}
+	c := *hc
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Client{base: u, hc: &c, version: version}, nil
+}
+
+// WithToken returns a copy of c that authenticates with token (URL-safe
+// base64, as museum issued it).
+func (c *Client) WithToken(token string) *Client {
+	cc := *c
+	cc.token = token
+	return &cc
+}
+
+// Endpoint is the API base URL.
+func (c *Client) Endpoint() string { return c.base.String() }
+
+func (c *Client) setHeaders(req *http.Request) {
+	req.Header.Set("X-Client-Package", ClientPackage)
+	req.Header.Set("X-Client-Version", c.version)
+	req.Header.Set("User-Agent", "quak/"+c.version)
+}
+
+// do sends one API request with an optional JSON body and decodes a JSON
+// answer into out (when not nil).
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	u := c.base.JoinPath(path)
+	u.RawQuery = query.Encode()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return err
+	}
+	c.setHeaders(req)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("X-Auth-Token", c.token)
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxJSON))
+		return redact(err)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxJSON)).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: decoding the answer: %w", method, path, redact(err))
+	}
+	return nil
+}
+
+// send performs req and returns the response when it is 2xx or a redirect;
+// anything else becomes *errs.ApiError. Errors never carry a query string.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, redact(err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 400 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, apiError(req, resp)
+}
+
+// apiError reads the error body in whichever of museum's shapes it comes
+// ({"code","message"}, {"error"}, {}) or as S3's XML, and keeps an excerpt.
+func apiError(req *http.Request, resp *http.Response) *errs.ApiError {
+	e := &errs.ApiError{
+		Method:     req.Method,
+		Path:       req.URL.Path,
+		Status:     resp.StatusCode,
+		RequestID:  resp.Header.Get("X-Request-Id"),
+		RetryAfter: resp.Header.Get("Retry-After"),
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	var j struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Error   string `json:"error"`
+	}
+	var x struct {
+		Code    string `xml:"Code"`
+		Message string `xml:"Message"`
+	}
+	switch {
+	case json.Unmarshal(raw, &j) == nil:
+		e.Code = j.Code
+		e.Message = excerpt(j.Message + j.Error)
+	case xml.Unmarshal(raw, &x) == nil && x.Code != "":
+		e.Code = x.Code
+		e.Message = excerpt(x.Message)
+	default:
+		e.Message = excerpt(string(raw))
+	}
+	return e
+}
+
+// excerpt is s on one line, at most 200 bytes.
+func excerpt(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// redact removes the query string (which may hold the token or a presigned
+// signature) from any URL inside err.
+func redact(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = stripQuery(ue.URL)
+	}
+	return err
+}
+
+func stripQuery(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		return raw[:i]
+	}
+	return raw
+}

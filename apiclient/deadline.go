@@ -1,0 +1,170 @@
+package apiclient
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/quak-photos/quak/errs"
+)
+
+// Deadlines are quak's two time limits on a request: one for the response
+// headers (connecting included), one for any gap between body bytes. There
+// is deliberately no limit on a whole transfer: a 4 GB video that keeps
+// moving is never cut.
+type Deadlines struct {
+	Headers  time.Duration // default 20 s, long enough for a server's cold start
+	BodyIdle time.Duration // default 60 s without a single byte
+	// NewTimer makes the timers (tests make ones they fire by hand).
+	NewTimer func(time.Duration) Timer
+}
+
+// DefaultDeadlines are 20 s for headers and 60 s of body silence.
+func DefaultDeadlines() Deadlines {
+	return Deadlines{Headers: 20 * time.Second, BodyIdle: 60 * time.Second, NewTimer: RealTimer}
+}
+
+// Timer is the part of *time.Timer the deadlines use.
+type Timer interface {
+	C() <-chan time.Time
+	Stop() bool
+}
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) C() <-chan time.Time { return r.t.C }
+func (r realTimer) Stop() bool          { return r.t.Stop() }
+
+// RealTimer is a Timer of the real clock.
+func RealTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+// NewDeadlineTransport wraps base so that every request obeys d. Both limits
+// hold even when base ignores context cancellation: the wait happens here,
+// and a timed-out request or body is abandoned and closed.
+func NewDeadlineTransport(base http.RoundTripper, d Deadlines) http.RoundTripper {
+	if d.NewTimer == nil {
+		d.NewTimer = RealTimer
+	}
+	return &deadlineTransport{base: base, d: d}
+}
+
+type deadlineTransport struct {
+	base http.RoundTripper
+	d    Deadlines
+}
+
+type roundTrip struct {
+	resp *http.Response
+	err  error
+}
+
+func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	req = req.WithContext(ctx)
+	done := make(chan roundTrip, 1)
+	go func() {
+		resp, err := t.base.RoundTrip(req) //nolint:bodyclose // handed to the caller, or closed by abandon
+		done <- roundTrip{resp, err}
+	}()
+	timer := t.d.NewTimer(t.d.Headers)
+	select {
+	case r := <-done:
+		timer.Stop()
+		if r.err != nil {
+			cancel()
+			return nil, r.err
+		}
+		r.resp.Body = &idleBody{rc: r.resp.Body, cancel: cancel, d: t.d}
+		return r.resp, nil
+	case <-timer.C():
+		cancel()
+		go abandon(done)
+		return nil, &errs.TimeoutError{Phase: "response headers", After: t.d.Headers}
+	case <-req.Context().Done():
+		timer.Stop()
+		cancel()
+		go abandon(done)
+		return nil, req.Context().Err()
+	}
+}
+
+// abandon closes the response of a round trip nobody waits for any more.
+func abandon(done <-chan roundTrip) {
+	if r := <-done; r.resp != nil {
+		r.resp.Body.Close()
+	}
+}
+
+// idleBody fails a read that sees no byte for BodyIdle. Reads run in a
+// helper goroutine into a private buffer, so a read that never returns is
+// left behind without touching the caller's memory.
+type idleBody struct {
+	rc     io.ReadCloser
+	cancel context.CancelFunc
+	d      Deadlines
+	buf    []byte
+	err    error
+	once   sync.Once
+}
+
+type readResult struct {
+	n   int
+	err error
+}
+
+const maxIdleRead = 1 << 20
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	// A read left behind by a timeout keeps this buffer; the error is sticky,
+	// so it is never used again.
+	n := min(len(p), maxIdleRead)
+	if len(b.buf) < n {
+		b.buf = make([]byte, n)
+	}
+	buf := b.buf[:n]
+	ch := make(chan readResult, 1)
+	go func() {
+		n, err := b.rc.Read(buf)
+		ch <- readResult{n, err}
+	}()
+	timer := b.d.NewTimer(b.d.BodyIdle)
+	select {
+	case r := <-ch:
+		timer.Stop()
+		n := copy(p, buf[:r.n])
+		if r.err != nil {
+			b.err = r.err
+		}
+		return n, r.err
+	case <-timer.C():
+		b.err = &errs.TimeoutError{Phase: "response body", After: b.d.BodyIdle}
+		b.shutdown()
+		return 0, b.err
+	}
+}
+
+func (b *idleBody) Close() error {
+	var err error
+	b.once.Do(func() {
+		b.cancel()
+		err = b.rc.Close()
+	})
+	return err
+}
+
+// shutdown abandons a stalled body: cancel the request and close it, without
+// waiting for the stuck read.
+func (b *idleBody) shutdown() {
+	b.once.Do(func() {
+		b.cancel()
+		go b.rc.Close()
+	})
+}

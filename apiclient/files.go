@@ -1,0 +1,127 @@
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/quak-photos/quak/errs"
+)
+
+// maxRedirects bounds the hops from museum to the object store.
+const maxRedirects = 3
+
+// Object is an open encrypted object: its body and its length (-1 when the
+// server did not say). The caller closes Body.
+type Object struct {
+	Body   io.ReadCloser
+	Length int64
+}
+
+// DownloadFile opens the encrypted original of fileID. Safe to repeat.
+func (c *Client) DownloadFile(ctx context.Context, fileID int64) (*Object, error) {
+	return c.openObject(ctx, "/files/download/"+itoa(fileID))
+}
+
+// DownloadThumbnail opens the encrypted thumbnail of fileID. Safe to repeat.
+func (c *Client) DownloadThumbnail(ctx context.Context, fileID int64) (*Object, error) {
+	return c.openObject(ctx, "/files/preview/"+itoa(fileID))
+}
+
+// openObject asks museum for an object with the token in the query (never
+// as a header, which Go would forward to the redirect target) and follows
+// the 307 to the object store itself, with no credentials and no Referer.
+// A museum that serves the bytes directly (200) works too.
+func (c *Client) openObject(ctx context.Context, path string) (*Object, error) {
+	u := c.base.JoinPath(path)
+	u.RawQuery = url.Values{"token": {c.token}}.Encode()
+	for hop := 0; ; hop++ {
+		req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+		if err != nil {
+			return nil, redact(err)
+		}
+		c.setHeaders(req)
+		resp, err := c.send(req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode < 300 {
+			return &Object{Body: resp.Body, Length: resp.ContentLength}, nil
+		}
+		loc, lerr := resp.Location()
+		resp.Body.Close()
+		if lerr != nil || hop >= maxRedirects {
+			return nil, &errs.ApiError{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode,
+				Message: "redirect without a usable Location, or too many"}
+		}
+		u = loc
+	}
+}
+
+// FilesInfo returns the recorded ciphertext sizes of owned files.
+func (c *Client) FilesInfo(ctx context.Context, fileIDs []int64) (map[int64]FileInfo, error) {
+	var out struct {
+		FilesInfo []struct {
+			ID       int64    `json:"id"`
+			FileInfo FileInfo `json:"fileInfo"`
+		} `json:"filesInfo"`
+	}
+	if err := c.do(ctx, "POST", "/files/info", nil, map[string]any{"fileIDs": fileIDs}, &out); err != nil {
+		return nil, err
+	}
+	m := make(map[int64]FileInfo, len(out.FilesInfo))
+	for _, fi := range out.FilesInfo {
+		m[fi.ID] = fi.FileInfo
+	}
+	return m, nil
+}
+
+// UploadURLs mints count presigned PUT URLs. Safe to repeat: unused objects
+// are collected by the server.
+func (c *Client) UploadURLs(ctx context.Context, count int) ([]UploadURL, error) {
+	var out struct {
+		URLs []UploadURL `json:"urls"`
+	}
+	err := c.do(ctx, "GET", "/files/upload-urls", url.Values{"count": {strconv.Itoa(count)}}, nil, &out)
+	return out.URLs, err
+}
+
+// PutObject uploads body to a presigned URL with its Content-MD5. Safe to
+// repeat while the URL is valid: it overwrites the same key.
+func (c *Client) PutObject(ctx context.Context, presigned string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, "PUT", presigned, bytes.NewReader(body))
+	if err != nil {
+		return redact(err)
+	}
+	c.setHeaders(req)
+	sum := md5.Sum(body)
+	req.Header.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
+	req.ContentLength = int64(len(body))
+	resp, err := c.send(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return &errs.ApiError{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode, Message: "unexpected redirect"}
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return redact(err)
+}
+
+// UpdateThumbnail points fileID's thumbnail at an uploaded object. It is NOT
+// safe to repeat: museum answers 500 to an exact repeat even when the first
+// call succeeded. After a timeout or 5xx, re-read the file and compare its
+// thumbnail header before trying again (package thumbnails does).
+func (c *Client) UpdateThumbnail(ctx context.Context, fileID int64, objectKey string, header []byte) error {
+	in := map[string]any{
+		"fileID":    fileID,
+		"thumbnail": map[string]any{"objectKey": objectKey, "decryptionHeader": B64(header)},
+	}
+	return c.do(ctx, "PUT", "/files/thumbnail", nil, in, nil)
+}
