@@ -1,0 +1,227 @@
+package enteapitest
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strconv"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download/secretstream"
+)
+
+func qint(r *http.Request, name string) (int64, bool) {
+	v, err := strconv.ParseInt(r.URL.Query().Get(name), 10, 64)
+	return v, err == nil
+}
+
+// collectionFor renders album a as user u sees it, and whether u sees it at
+// all; s.mu is held.
+func (s *Server) collectionFor(a *Album, u *User) (apiclient.Collection, int64, bool) {
+	c := apiclient.Collection{ID: a.ID, Type: a.Type, UpdationTime: a.updated, IsDeleted: a.deleted}
+	nonce := s.random(24)
+	c.EncryptedName = keys.SecretboxSeal([]byte(a.Name), nonce, a.key)
+	c.NameDecryptionNonce = nonce
+	changed := a.updated
+	if a.Owner == u {
+		kn := s.random(24)
+		c.Owner = apiclient.CollectionUser{ID: u.ID}
+		c.EncryptedKey = keys.SecretboxSeal(a.key, kn, u.MasterKey)
+		c.KeyDecryptionNonce = kn
+		c.MagicMetadata = s.collectionMagic(a, a.visibility)
+	} else {
+		sh := a.shares[u.ID]
+		if sh == nil {
+			return c, 0, false
+		}
+		c.Owner = apiclient.CollectionUser{ID: a.Owner.ID, Email: a.Owner.Email}
+		c.EncryptedKey = sh.sealedKey
+		c.IsDeleted = a.deleted || sh.removed
+		c.SharedMagicMetadata = s.collectionMagic(a, sh.visibility)
+		changed = max(changed, sh.updated)
+		c.UpdationTime = changed
+	}
+	for _, sh := range a.shares {
+		if !sh.removed {
+			c.Sharees = append(c.Sharees, apiclient.CollectionUser{ID: sh.user.ID, Email: sh.user.Email, Role: sh.role})
+		}
+	}
+	return c, changed, true
+}
+
+func (s *Server) collectionMagic(a *Album, visibility int) *apiclient.MagicMetadata {
+	if visibility == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(map[string]int{"visibility": visibility})
+	h := s.random(secretstream.HeaderSize)
+	return &apiclient.MagicMetadata{Version: 1, Count: 1, Data: mustSeal(a.key, h, b), Header: h}
+}
+
+func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.authUser(w, r)
+	if !ok {
+		return
+	}
+	since, _ := qint(r, "sinceTime")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []apiclient.Collection{}
+	for _, a := range s.collections {
+		if c, changed, ok := s.collectionFor(a, u); ok && changed > since {
+			out = append(out, c)
+		}
+	}
+	// museum promises no order; newest id first catches "take the last".
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	writeJSON(w, 200, map[string]any{"collections": out})
+}
+
+// readable returns album id if u may read its diff; s.mu is held.
+func (s *Server) readable(u *User, id int64) *Album {
+	a := s.collections[id]
+	if a == nil || a.deleted {
+		return nil
+	}
+	if a.Owner == u {
+		return a
+	}
+	if sh := a.shares[u.ID]; sh != nil && !sh.removed {
+		return a
+	}
+	return nil
+}
+
+// fileFor renders one album entry; s.mu is held.
+func (s *Server) fileFor(a *Album, e *entry, u *User) apiclient.File {
+	f := e.file
+	out := apiclient.File{ID: f.ID, OwnerID: f.Owner.ID, CollectionID: a.ID, CollectionOwnerID: a.Owner.ID,
+		UpdationTime: e.updated, IsDeleted: e.deleted}
+	if e.deleted {
+		// museum scrubs deleted entries; "-" is not base64 and reads as empty.
+		scrub := apiclient.B64(nil)
+		out.EncryptedKey, out.KeyDecryptionNonce = scrub, scrub
+		return out
+	}
+	out.EncryptedKey, out.KeyDecryptionNonce = e.encKey, e.nonce
+	out.File = apiclient.FileAttributes{DecryptionHeader: f.fileHeader}
+	out.Thumbnail = apiclient.FileAttributes{DecryptionHeader: f.thumbHeader}
+	out.Metadata = apiclient.FileAttributes{EncryptedData: f.metaEnc, DecryptionHeader: f.metaHeader}
+	out.PubMagicMetadata = f.pubMagic
+	info := &apiclient.FileInfo{FileSize: s.objects[f.fileObject].size}
+	if o := s.objects[f.thumbObject]; o != nil {
+		info.ThumbSize = o.size
+	}
+	out.Info = info
+	return out
+}
+
+func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.authUser(w, r)
+	if !ok {
+		return
+	}
+	id, _ := qint(r, "collectionID")
+	since, _ := qint(r, "sinceTime")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.readable(u, id)
+	if a == nil {
+		apiErr(w, 404, "", "")
+		return
+	}
+	var es []*entry
+	for _, e := range a.entries {
+		if e.updated > since {
+			es = append(es, e)
+		}
+	}
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].updated != es[j].updated {
+			return es[i].updated < es[j].updated
+		}
+		return es[i].file.ID < es[j].file.ID
+	})
+	// A page never splits one updationTime.
+	n := min(s.cfg.PageSize, len(es))
+	for n > 0 && n < len(es) && es[n].updated == es[n-1].updated {
+		n++
+	}
+	page := make([]apiclient.File, 0, n)
+	for _, e := range es[:n] {
+		page = append(page, s.fileFor(a, e, u))
+	}
+	writeJSON(w, 200, apiclient.DiffPage{Diff: page, HasMore: n < len(es)})
+}
+
+func (s *Server) collectionFile(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.authUser(w, r)
+	if !ok {
+		return
+	}
+	cid, _ := qint(r, "collectionID")
+	fid, _ := qint(r, "fileID")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.readable(u, cid)
+	var e *entry
+	if a != nil {
+		e = a.entries[fid]
+	}
+	if e == nil || e.deleted {
+		apiErr(w, 404, "FILE_NOT_FOUND_IN_ALBUM", "file not found in album")
+		return
+	}
+	writeJSON(w, 200, map[string]any{"file": s.fileFor(a, e, u)})
+}
+
+func (s *Server) trashDiff(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.authUser(w, r)
+	if !ok {
+		return
+	}
+	since, _ := qint(r, "sinceTime")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	items := []apiclient.TrashItem{}
+	for _, a := range s.collections {
+		for _, e := range a.entries {
+			if e.file.Owner == u && e.file.trashed && e.updated > since {
+				items = append(items, apiclient.TrashItem{File: apiclient.File{ID: e.file.ID, CollectionID: a.ID}, UpdatedAt: e.updated})
+			}
+		}
+	}
+	writeJSON(w, 200, apiclient.TrashPage{Diff: items})
+}
+
+func (s *Server) filesInfo(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.authUser(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		FileIDs []int64 `json:"fileIDs"`
+	}
+	if !readJSON(r, &in) {
+		apiErr(w, 400, "BAD_REQUEST", "bad body")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	type fi struct {
+		ID       int64              `json:"id"`
+		FileInfo apiclient.FileInfo `json:"fileInfo"`
+	}
+	out := []fi{}
+	for _, id := range in.FileIDs {
+		if f := s.files[id]; f != nil && f.Owner == u {
+			info := apiclient.FileInfo{FileSize: s.objects[f.fileObject].size, ThumbSize: -1}
+			if o := s.objects[f.thumbObject]; o != nil {
+				info.ThumbSize = o.size
+			}
+			out = append(out, fi{id, info})
+		}
+	}
+	writeJSON(w, 200, map[string]any{"filesInfo": out})
+}

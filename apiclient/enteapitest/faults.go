@@ -1,0 +1,188 @@
+package enteapitest
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+)
+
+// Fault is one scripted misbehaviour, applied to one request of a route.
+// Build them with the functions below.
+type Fault struct {
+	kind       faultKind
+	n          int64
+	status     int
+	retryAfter string
+	body       string
+}
+
+type faultKind int
+
+const (
+	faultPass faultKind = iota
+	faultStatus
+	faultStallHeaders
+	faultStallBody
+	faultReset
+	faultCut
+	faultFlip
+	faultDeclare
+)
+
+// Pass lets one request through untouched (to script "fail, pass, fail").
+func Pass() Fault { return Fault{kind: faultPass} }
+
+// Status answers with status and museum's empty error body.
+func Status(status int) Fault { return Fault{kind: faultStatus, status: status, body: "{}"} }
+
+// StatusBody answers with status and the given body.
+func StatusBody(status int, body string) Fault {
+	return Fault{kind: faultStatus, status: status, body: body}
+}
+
+// RetryAfter answers with status (429 or 503) and a Retry-After header.
+func RetryAfter(status int, after string) Fault {
+	return Fault{kind: faultStatus, status: status, retryAfter: after, body: `{"error":"Rate limit breached, try later"}`}
+}
+
+// StallHeaders never sends response headers; the request hangs until the
+// client gives up or the server closes.
+func StallHeaders() Fault { return Fault{kind: faultStallHeaders} }
+
+// StallAfter sends n body bytes, then nothing more until the client gives up.
+func StallAfter(n int64) Fault { return Fault{kind: faultStallBody, n: n} }
+
+// ResetAfter sends n body bytes, then resets the TCP connection.
+func ResetAfter(n int64) Fault { return Fault{kind: faultReset, n: n} }
+
+// CutAfter ends the body cleanly after n bytes, with a Content-Length of n:
+// what a proxy that truncates an object looks like.
+func CutAfter(n int64) Fault { return Fault{kind: faultCut, n: n} }
+
+// FlipAt flips the low bit of body byte n.
+func FlipAt(n int64) Fault { return Fault{kind: faultFlip, n: n} }
+
+// DeclareLength sends Content-Length n whatever the body's real length.
+func DeclareLength(n int64) Fault { return Fault{kind: faultDeclare, n: n} }
+
+// Repeat is f, n times.
+func Repeat(f Fault, n int) []Fault {
+	out := make([]Fault, n)
+	for i := range out {
+		out[i] = f
+	}
+	return out
+}
+
+// Inject queues faults for route ("METHOD /path", no query): each matching
+// request takes the next one, and once they are used up requests pass.
+func (s *Server) Inject(route string, faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[route] = append(s.faults[route], faults...)
+}
+
+// nextFault pops the next fault for route; s.mu is held.
+func (s *Server) nextFault(route string) (Fault, bool) {
+	q := s.faults[route]
+	if len(q) == 0 {
+		return Fault{}, false
+	}
+	s.faults[route] = q[1:]
+	return q[0], true
+}
+
+func (s *Server) stall(r *http.Request) {
+	select {
+	case s.Stalled <- r.Method + " " + r.URL.Path:
+	default:
+	}
+	<-r.Context().Done()
+}
+
+func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault, h http.Handler) {
+	switch f.kind {
+	case faultPass:
+		h.ServeHTTP(w, r)
+	case faultStatus:
+		if f.retryAfter != "" {
+			w.Header().Set("Retry-After", f.retryAfter)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(f.status)
+		_, _ = w.Write([]byte(f.body))
+	case faultStallHeaders:
+		s.stall(r)
+	default:
+		h.ServeHTTP(&faultWriter{ResponseWriter: w, r: r, s: s, f: f}, r)
+	}
+}
+
+// errFaultDone stops a handler's writes once a fault has ended the body.
+var errFaultDone = errors.New("enteapitest: body ended by a fault")
+
+// faultWriter applies a body fault to whatever the handler writes.
+type faultWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	s       *Server
+	f       Fault
+	written int64
+	done    bool
+}
+
+func (fw *faultWriter) WriteHeader(status int) {
+	switch fw.f.kind {
+	case faultCut:
+		fw.Header().Set("Content-Length", strconv.FormatInt(fw.f.n, 10))
+	case faultDeclare:
+		fw.Header().Set("Content-Length", strconv.FormatInt(fw.f.n, 10))
+	}
+	fw.ResponseWriter.WriteHeader(status)
+}
+
+func (fw *faultWriter) Write(p []byte) (int, error) {
+	if fw.done {
+		return 0, errFaultDone
+	}
+	switch fw.f.kind {
+	case faultFlip:
+		if off := fw.f.n - fw.written; off >= 0 && off < int64(len(p)) {
+			q := append([]byte(nil), p...)
+			q[off] ^= 1
+			p = q
+		}
+	case faultCut, faultStallBody, faultReset:
+		if rest := fw.f.n - fw.written; rest < int64(len(p)) {
+			n, _ := fw.ResponseWriter.Write(p[:max(rest, 0)])
+			fw.written += int64(n)
+			fw.done = true
+			fw.finish()
+			return n, errFaultDone
+		}
+	}
+	n, err := fw.ResponseWriter.Write(p)
+	fw.written += int64(n)
+	return n, err
+}
+
+// finish acts once the body reached the fault's byte count.
+func (fw *faultWriter) finish() {
+	switch fw.f.kind {
+	case faultStallBody:
+		_ = http.NewResponseController(fw.ResponseWriter).Flush()
+		fw.s.stall(fw.r)
+	case faultReset:
+		rc := http.NewResponseController(fw.ResponseWriter)
+		_ = rc.Flush()
+		conn, _, err := rc.Hijack()
+		if err != nil {
+			return
+		}
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // close with RST, not FIN
+		}
+		conn.Close()
+	}
+}

@@ -1,0 +1,579 @@
+package enteapitest
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/apiclient/srp"
+	"github.com/quak-photos/quak/download/secretstream"
+)
+
+// UserOptions shape an account's login.
+type UserOptions struct {
+	NoSRP    bool   // SRP never set up: login must use email OTT
+	EmailMFA bool   // email MFA on: SRP refused with 409, OTT instead
+	TOTP     string // the TOTP code that passes, if TOTP is on
+	Passkey  bool   // a passkey second factor
+	NoKeys   bool   // a fresh signup without keys: login answers a plain token
+	// OpsLimit and MemLimit are the Argon2id parameters. Default: the
+	// cheapest libsodium allows (1 pass, 8 KiB), so tests stay fast.
+	OpsLimit uint32
+	MemLimit uint64
+}
+
+// OTT is the email code the fake server always sends.
+const OTT = "123456"
+
+// User is an account on the fake server.
+type User struct {
+	s        *Server
+	ID       int64
+	Email    string
+	Password string
+	opts     UserOptions
+
+	srpUserID string
+	srpSalt   []byte
+	verifier  []byte
+
+	MasterKey, SecretKey, PublicKey []byte
+	attrs                           apiclient.KeyAttributes
+
+	ottLive   bool
+	ottWrong  int
+	totpWrong int
+	usedTOTPs map[string]bool
+}
+
+// AddUser creates an account with real keys and, unless told otherwise, SRP.
+func (s *Server) AddUser(email, password string, o UserOptions) *User {
+	if o.OpsLimit == 0 {
+		o.OpsLimit = 1
+	}
+	if o.MemLimit == 0 {
+		o.MemLimit = 8 << 10
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := &User{s: s, ID: s.id(), Email: strings.ToLower(email), Password: password, opts: o, usedTOTPs: map[string]bool{}}
+	kekSalt := s.random(keys.SaltSize)
+	kek, err := keys.DeriveKEK([]byte(password), kekSalt, o.OpsLimit, o.MemLimit)
+	if err != nil {
+		panic(err)
+	}
+	u.MasterKey = s.random(keys.KeySize)
+	pub, sec, err := keys.NewKeyPair(s.rand)
+	if err != nil {
+		panic(err)
+	}
+	u.PublicKey, u.SecretKey = pub, sec
+	recovery := s.random(keys.KeySize)
+	n1, n2, n3, n4 := s.random(24), s.random(24), s.random(24), s.random(24)
+	u.attrs = apiclient.KeyAttributes{
+		KEKSalt:                           kekSalt,
+		EncryptedKey:                      keys.SecretboxSeal(u.MasterKey, n1, kek),
+		KeyDecryptionNonce:                n1,
+		PublicKey:                         pub,
+		EncryptedSecretKey:                keys.SecretboxSeal(sec, n2, u.MasterKey),
+		SecretKeyDecryptionNonce:          n2,
+		MemLimit:                          o.MemLimit,
+		OpsLimit:                          o.OpsLimit,
+		MasterKeyEncryptedWithRecoveryKey: keys.SecretboxSeal(u.MasterKey, n3, recovery),
+		MasterKeyDecryptionNonce:          n3,
+		RecoveryKeyEncryptedWithMasterKey: keys.SecretboxSeal(recovery, n4, u.MasterKey),
+		RecoveryKeyDecryptionNonce:        n4,
+	}
+	if !o.NoSRP {
+		loginKey, err := keys.LoginKey(kek)
+		if err != nil {
+			panic(err)
+		}
+		u.srpUserID = uuid(s.random(16))
+		u.srpSalt = s.random(16)
+		u.verifier = srp.Verifier([]byte(u.srpUserID), loginKey, u.srpSalt)
+	}
+	s.users[u.ID] = u
+	return u
+}
+
+func uuid(b []byte) string {
+	h := hex.EncodeToString(b)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+func (s *Server) userByEmail(email string) *User {
+	email = strings.ToLower(strings.TrimSpace(email))
+	for _, u := range s.users {
+		if u.Email == email {
+			return u
+		}
+	}
+	return nil
+}
+
+// Token logs u in directly and returns a token for the Photos app, so tests
+// that are not about login can skip it.
+func (u *User) Token() string {
+	u.s.mu.Lock()
+	defer u.s.mu.Unlock()
+	return base64.URLEncoding.EncodeToString(u.s.newToken(u, "photos"))
+}
+
+// newToken mints a token for u under app; s.mu is held.
+func (s *Server) newToken(u *User, app string) []byte {
+	raw := s.random(32)
+	s.tokens[base64.URLEncoding.EncodeToString(raw)] = token{userID: u.ID, pkg: app}
+	return raw
+}
+
+// TokenCount is how many live tokens u has (logout removes one).
+func (u *User) TokenCount() int {
+	u.s.mu.Lock()
+	defer u.s.mu.Unlock()
+	n := 0
+	for _, t := range u.s.tokens {
+		if t.userID == u.ID {
+			n++
+		}
+	}
+	return n
+}
+
+// ApprovePasskey completes the browser half of u's pending passkey logins.
+func (u *User) ApprovePasskey() {
+	u.s.mu.Lock()
+	defer u.s.mu.Unlock()
+	for _, p := range u.s.passkeys {
+		if p.user == u {
+			p.verified = true
+		}
+	}
+}
+
+// Album is a collection on the fake server.
+type Album struct {
+	s          *Server
+	ID         int64
+	Owner      *User
+	Name       string
+	Type       string
+	key        []byte
+	visibility int
+	updated    int64
+	deleted    bool
+	shares     map[int64]*share
+	entries    map[int64]*entry
+}
+
+type share struct {
+	user       *User
+	role       string
+	sealedKey  []byte
+	removed    bool
+	updated    int64
+	visibility int
+}
+
+type entry struct {
+	file    *File
+	encKey  []byte
+	nonce   []byte
+	deleted bool
+	updated int64
+}
+
+// AddAlbum creates an album of type "album".
+func (u *User) AddAlbum(name string) *Album { return u.addCollection(name, "album") }
+
+// AddCollection creates a collection of any type ("favorites",
+// "uncategorized", "folder", …).
+func (u *User) AddCollection(name, typ string) *Album { return u.addCollection(name, typ) }
+
+func (u *User) addCollection(name, typ string) *Album {
+	s := u.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := &Album{s: s, ID: s.id(), Owner: u, Name: name, Type: typ, key: s.random(32),
+		shares: map[int64]*share{}, entries: map[int64]*entry{}}
+	a.updated = s.now()
+	s.collections[a.ID] = a
+	return a
+}
+
+// SetVisibility sets the owner's visibility: 0 visible, 1 archived, 2 hidden.
+func (a *Album) SetVisibility(v int) {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	a.visibility = v
+	a.updated = a.s.now()
+}
+
+// Rename changes the album's name.
+func (a *Album) Rename(name string) {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	a.Name = name
+	a.updated = a.s.now()
+}
+
+// Delete deletes the album: it lists as a tombstone and its diff answers 404.
+func (a *Album) Delete() {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	a.deleted = true
+	a.updated = a.s.now()
+}
+
+// ShareWith shares the album with u, its key sealed to u's public key.
+func (a *Album) ShareWith(u *User, role string) {
+	s := a.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sealed, err := keys.SealedBoxSeal(a.key, u.PublicKey, s.rand)
+	if err != nil {
+		panic(err)
+	}
+	now := s.now()
+	a.shares[u.ID] = &share{user: u, role: role, sealedKey: sealed, updated: now}
+	a.updated = now
+}
+
+// Unshare removes u from the album; u sees a tombstone.
+func (a *Album) Unshare(u *User) {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	if sh := a.shares[u.ID]; sh != nil {
+		sh.removed = true
+		sh.updated = a.s.now()
+		a.updated = sh.updated
+	}
+}
+
+// Add puts an existing file into the album (same file, same key).
+func (a *Album) Add(f *File) {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	a.addLocked(f)
+}
+
+func (a *Album) addLocked(f *File) {
+	nonce := a.s.random(24)
+	e := &entry{file: f, encKey: keys.SecretboxSeal(f.key, nonce, a.key), nonce: nonce, updated: a.s.now()}
+	a.entries[f.ID] = e
+	a.updated = e.updated
+}
+
+// Remove takes f out of the album: its entry turns into a deletion marker.
+func (a *Album) Remove(f *File) {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	if e := a.entries[f.ID]; e != nil {
+		e.deleted = true
+		e.updated = a.s.now()
+		a.updated = e.updated
+	}
+}
+
+// FileSpec describes a file to add.
+type FileSpec struct {
+	Title    string
+	FileType int // 0 image, 1 video, 2 live photo (a zip), anything else: opaque
+	// Data is the plaintext; or, when Data is nil, Size bytes of Content(Size,
+	// Seed) generated on the fly, never held in memory.
+	Data []byte
+	Size int64
+	Seed byte
+
+	CreationTime, ModificationTime int64 // µs; default: the server clock
+	Latitude, Longitude            float64
+	Caption, EditedName            string
+	EditedTime                     int64
+
+	Thumbnail     []byte // plaintext JPEG; default a small fake one
+	NoThumbnail   bool   // no thumbnail row: preview answers 404
+	LostThumbnail bool   // a row, but the object is gone: the store answers 404
+	// Hash overrides the metadata hash (to model a mismatch). Default: the
+	// BLAKE2b-512 of the plaintext, or of each part for a live photo.
+	Hash string
+}
+
+// File is a file on the fake server.
+type File struct {
+	s     *Server
+	ID    int64
+	Owner *User
+	key   []byte
+	spec  FileSpec
+
+	fileHeader, thumbHeader []byte
+	fileObject, thumbObject string
+	metaEnc, metaHeader     []byte
+	pubMagic                *apiclient.MagicMetadata
+	trashed                 bool
+}
+
+// AddFile uploads a file into the album.
+func (a *Album) AddFile(spec FileSpec) *File {
+	s := a.s
+	hash := spec.Hash
+	if hash == "" {
+		hash = contentHash(spec)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if spec.CreationTime == 0 {
+		spec.CreationTime = now
+	}
+	if spec.ModificationTime == 0 {
+		spec.ModificationTime = spec.CreationTime
+	}
+	spec.Hash = hash
+	f := &File{s: s, ID: s.id(), Owner: a.Owner, key: s.random(32), spec: spec}
+	f.fileHeader = s.random(secretstream.HeaderSize)
+	f.fileObject = fmt.Sprintf("%d/file-%d", a.Owner.ID, f.ID)
+	s.objects[f.fileObject] = f.fileContent()
+	if !spec.NoThumbnail {
+		thumb := spec.Thumbnail
+		if thumb == nil {
+			thumb = FakeJPEG(spec.Title)
+		}
+		f.thumbHeader = s.random(secretstream.HeaderSize)
+		f.thumbObject = fmt.Sprintf("%d/thumb-%d", a.Owner.ID, f.ID)
+		enc := mustSeal(f.key, f.thumbHeader, thumb)
+		o := &object{data: enc, size: int64(len(enc))}
+		if spec.LostThumbnail {
+			o.lost = true
+		}
+		s.objects[f.thumbObject] = o
+	}
+	f.encryptMetadata()
+	s.files[f.ID] = f
+	a.addLocked(f)
+	return f
+}
+
+// Content is the generated plaintext of a FileSpec with Data nil: byte i is
+// byte(i*131 + seed).
+func Content(size int64, seed byte) io.Reader {
+	return io.LimitReader(&patternReader{seed: seed}, size)
+}
+
+type patternReader struct {
+	i    int64
+	seed byte
+}
+
+func (p *patternReader) Read(b []byte) (int, error) {
+	for k := range b {
+		b[k] = byte(p.i*131) + p.seed
+		p.i++
+	}
+	return len(b), nil
+}
+
+func (spec FileSpec) plaintext() io.Reader {
+	if spec.Data != nil {
+		return bytes.NewReader(spec.Data)
+	}
+	return Content(spec.Size, spec.Seed)
+}
+
+func (spec FileSpec) plainSize() int64 {
+	if spec.Data != nil {
+		return int64(len(spec.Data))
+	}
+	return spec.Size
+}
+
+// contentHash is Ente's metadata hash of the spec's plaintext.
+func contentHash(spec FileSpec) string {
+	if spec.FileType == 2 && spec.Data != nil {
+		if h, ok := livePhotoHash(spec.Data); ok {
+			return h
+		}
+	}
+	h := keys.NewHash()
+	if _, err := io.Copy(h, spec.plaintext()); err != nil {
+		panic(err)
+	}
+	return keys.EncodeB64(h.Sum(nil))
+}
+
+// livePhotoHash is "imageHash:videoHash" over the zip's two parts.
+func livePhotoHash(zipped []byte) (string, bool) {
+	zr, err := zip.NewReader(bytes.NewReader(zipped), int64(len(zipped)))
+	if err != nil {
+		return "", false
+	}
+	var img, vid string
+	for _, zf := range zr.File {
+		rc, err := zf.Open()
+		if err != nil {
+			return "", false
+		}
+		h := keys.NewHash()
+		_, err = io.Copy(h, rc)
+		rc.Close()
+		if err != nil {
+			return "", false
+		}
+		switch {
+		case strings.HasPrefix(zf.Name, "image"):
+			img = keys.EncodeB64(h.Sum(nil))
+		case strings.HasPrefix(zf.Name, "video"):
+			vid = keys.EncodeB64(h.Sum(nil))
+		}
+	}
+	return img + ":" + vid, img != "" && vid != ""
+}
+
+// LivePhoto zips an image and a video part as Ente's clients do.
+func LivePhoto(imageExt string, image []byte, videoExt string, video []byte) []byte {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, part := range []struct {
+		name string
+		data []byte
+	}{{"image." + imageExt, image}, {"video." + videoExt, video}} {
+		w, err := zw.Create(part.name)
+		if err != nil {
+			panic(err)
+		}
+		_, _ = w.Write(part.data)
+	}
+	if err := zw.Close(); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+// FakeJPEG is a small stand-in thumbnail (JPEG markers around the name).
+func FakeJPEG(name string) []byte {
+	return append(append([]byte{0xff, 0xd8, 0xff, 0xe0}, []byte("thumbnail of "+name)...), 0xff, 0xd9)
+}
+
+func mustSeal(key, header, plaintext []byte) []byte {
+	ct, err := secretstream.SealBlob(key, header, plaintext)
+	if err != nil {
+		panic(err)
+	}
+	return ct
+}
+
+// fileContent is the encrypted original, generated as it is served when the
+// plaintext is generated too.
+func (f *File) fileContent() *object {
+	size := secretstream.CiphertextSize(f.spec.plainSize())
+	key, header, spec := f.key, f.fileHeader, f.spec
+	return &object{size: size, gen: func(w io.Writer) error {
+		sw, err := secretstream.NewWriter(w, key, header)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(sw, spec.plaintext()); err != nil {
+			return err
+		}
+		return sw.Close()
+	}}
+}
+
+// encryptMetadata (re)writes the metadata and public magic metadata blobs.
+func (f *File) encryptMetadata() {
+	sp := f.spec
+	md := map[string]any{
+		"fileType": sp.FileType, "title": sp.Title, "creationTime": sp.CreationTime,
+		"modificationTime": sp.ModificationTime, "hash": sp.Hash,
+	}
+	if sp.Latitude != 0 || sp.Longitude != 0 {
+		md["latitude"], md["longitude"] = sp.Latitude, sp.Longitude
+	}
+	b, _ := json.Marshal(md)
+	f.metaHeader = f.s.random(secretstream.HeaderSize)
+	f.metaEnc = mustSeal(f.key, f.metaHeader, b)
+
+	pub := map[string]any{}
+	if sp.Caption != "" {
+		pub["caption"] = sp.Caption
+	}
+	if sp.EditedName != "" {
+		pub["editedName"] = sp.EditedName
+	}
+	if sp.EditedTime != 0 {
+		pub["editedTime"] = sp.EditedTime
+	}
+	if len(pub) == 0 {
+		f.pubMagic = nil
+		return
+	}
+	version := 1
+	if f.pubMagic != nil {
+		version = f.pubMagic.Version + 1
+	}
+	pb, _ := json.Marshal(pub)
+	h := f.s.random(secretstream.HeaderSize)
+	f.pubMagic = &apiclient.MagicMetadata{Version: version, Count: len(pub), Data: mustSeal(f.key, h, pb), Header: h}
+}
+
+// Edit changes the file's public magic metadata (caption, edited name or
+// time) and bumps it everywhere, as museum does.
+func (f *File) Edit(change func(*FileSpec)) {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	change(&f.spec)
+	f.encryptMetadata()
+	f.touch()
+}
+
+// Trash moves the file to the trash: its entry in every album becomes a
+// deletion marker.
+func (f *File) Trash() {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	f.trashed = true
+	now := f.s.now()
+	for _, a := range f.s.collections {
+		if e := a.entries[f.ID]; e != nil && !e.deleted {
+			e.deleted, e.updated = true, now
+			a.updated = now
+		}
+	}
+}
+
+// touch bumps the file's entries and their albums; s.mu is held.
+func (f *File) touch() {
+	now := f.s.now()
+	for _, a := range f.s.collections {
+		if e := a.entries[f.ID]; e != nil && !e.deleted {
+			e.updated = now
+			a.updated = now
+		}
+	}
+}
+
+// Plaintext returns the file's original bytes, for comparing with a backup.
+func (f *File) Plaintext() []byte {
+	b, err := io.ReadAll(f.spec.plaintext())
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// ThumbnailHeader is the file's current thumbnail decryption header.
+func (f *File) ThumbnailHeader() []byte {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	return append([]byte(nil), f.thumbHeader...)
+}
+
+// Key is the file key (tests decrypt what quak uploads with it).
+func (f *File) Key() []byte { return f.key }

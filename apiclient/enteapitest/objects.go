@@ -1,0 +1,199 @@
+package enteapitest
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/quak-photos/quak/apiclient"
+)
+
+// object is what the fake object store holds under a key: bytes, or a
+// generator of size bytes for large files.
+type object struct {
+	data []byte
+	gen  func(io.Writer) error
+	size int64
+	lost bool // the row exists but the bytes are gone
+}
+
+func (o *object) writeTo(w io.Writer) error {
+	if o.gen != nil {
+		return o.gen(w)
+	}
+	_, err := w.Write(o.data)
+	return err
+}
+
+// canRead is museum's access rule: the owner, or anyone the file is shared
+// with through a collection; s.mu is held.
+func (s *Server) canRead(u *User, f *File) bool {
+	if f.Owner == u {
+		return true
+	}
+	for _, a := range s.collections {
+		if e := a.entries[f.ID]; e != nil && !e.deleted && s.readable(u, a.ID) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) redirectObject(thumb bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		u, ok := s.authUser(w, r)
+		if !ok {
+			return
+		}
+		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		s.mu.Lock()
+		f := s.files[id]
+		var key string
+		allowed := f != nil && s.canRead(u, f)
+		if f != nil {
+			key = f.fileObject
+			if thumb {
+				key = f.thumbObject
+			}
+		}
+		s.mu.Unlock()
+		switch {
+		case f == nil:
+			apiErr(w, 404, "", "")
+		case !allowed:
+			apiErr(w, 403, "", "")
+		case key == "":
+			apiErr(w, 404, "", "")
+		default:
+			http.Redirect(w, r, s.presign(key), http.StatusTemporaryRedirect)
+		}
+	}
+}
+
+// presign is a presigned-looking URL of key on the fake object store.
+func (s *Server) presign(key string) string {
+	return s.Store.URL + "/store/" + key + "?X-Amz-Expires=604800&X-Amz-Signature=fakesignature"
+}
+
+func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
+	key, ok := strings.CutPrefix(r.URL.Path, "/store/")
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Header.Get("X-Auth-Token") != "" || strings.Contains(r.Header.Get("Referer"), "token=") || r.URL.Query().Has("token") {
+		// The object store must never see the account token.
+		s.mu.Lock()
+		s.counts["LEAK "+r.URL.Path]++
+		s.mu.Unlock()
+	}
+	switch r.Method {
+	case "GET":
+		s.mu.Lock()
+		o := s.objects[key]
+		s.mu.Unlock()
+		if o == nil || o.lost {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(404)
+			fmt.Fprintf(w, "<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message><Key>%s</Key></Error>", key)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.FormatInt(o.size, 10))
+		_ = o.writeTo(w)
+	case "PUT":
+		body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+		if err != nil {
+			w.WriteHeader(400)
+			return
+		}
+		if want := r.Header.Get("Content-MD5"); want != "" {
+			sum := md5.Sum(body)
+			if base64.StdEncoding.EncodeToString(sum[:]) != want {
+				w.WriteHeader(400)
+				fmt.Fprint(w, "<Error><Code>BadDigest</Code></Error>")
+				return
+			}
+		}
+		s.mu.Lock()
+		s.objects[key] = &object{data: body, size: int64(len(body))}
+		s.mu.Unlock()
+		w.WriteHeader(200)
+	default:
+		w.WriteHeader(405)
+	}
+}
+
+// Leaks counts store requests that carried the account token anywhere.
+func (s *Server) Leaks() int { return s.RequestsWithPrefix("LEAK ") }
+
+func (s *Server) uploadURLs(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.authUser(w, r)
+	if !ok {
+		return
+	}
+	n, _ := strconv.Atoi(r.URL.Query().Get("count"))
+	n = min(max(n, 0), 50)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	urls := []apiclient.UploadURL{}
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("%d/%s", u.ID, uuid(s.random(16)))
+		urls = append(urls, apiclient.UploadURL{ObjectKey: key, URL: s.presign(key)})
+	}
+	writeJSON(w, 200, map[string]any{"urls": urls})
+}
+
+// updateThumbnail follows museum's rules: the key must be the caller's, the
+// file must exist, be owned by the caller and have a thumbnail row; the new
+// object must be uploaded and no larger than the old; an exact repeat fails
+// with 500 even after success. Success bumps the file everywhere.
+func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.authUser(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		FileID    int64 `json:"fileID"`
+		Thumbnail struct {
+			ObjectKey        string        `json:"objectKey"`
+			DecryptionHeader apiclient.B64 `json:"decryptionHeader"`
+		} `json:"thumbnail"`
+	}
+	if !readJSON(r, &in) {
+		apiErr(w, 400, "BAD_REQUEST", "bad body")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := in.Thumbnail.ObjectKey
+	f := s.files[in.FileID]
+	switch {
+	case !strings.HasPrefix(key, fmt.Sprintf("%d/", u.ID)):
+		apiErr(w, 400, "BAD_REQUEST", "object key does not belong to the user")
+	case f == nil:
+		apiErr(w, 404, "", "")
+	case f.Owner != u:
+		apiErr(w, 403, "", "")
+	case f.thumbObject == "":
+		apiErr(w, 404, "", "")
+	case s.usedThumbs[key]:
+		apiErr(w, 500, "", "") // duplicate key in object_copies
+	case s.objects[key] == nil:
+		apiErr(w, 500, "", "")
+	case s.objects[key].size > s.objects[f.thumbObject].size:
+		apiErr(w, 500, "", "") // new thumbnail larger than existing thumbnail
+	default:
+		s.usedThumbs[key] = true
+		delete(s.objects, f.thumbObject)
+		f.thumbObject = key
+		f.thumbHeader = bytes.Clone(in.Thumbnail.DecryptionHeader)
+		f.touch()
+		w.WriteHeader(200)
+	}
+}

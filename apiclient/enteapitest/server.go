@@ -1,0 +1,305 @@
+// Package enteapitest is a fake Ente server for tests and demos: an API
+// server that behaves like museum for everything quak uses, with real SRP,
+// real encryption of everything it serves, 307 redirects to a separate fake
+// object store, sharing, trash, thumbnail updates with museum's rules, and
+// fault injection per request. It counts every request.
+package enteapitest
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/quak-photos/quak/apiclient"
+)
+
+// Config tunes a Server. The zero value is a sensible test server.
+type Config struct {
+	// PageSize is the nominal diff page size (museum: 2500). Tests use tiny
+	// pages to exercise paging.
+	PageSize int
+	// Listener, if set, is where the API server listens (the object store
+	// always takes a free loopback port). Default: a free loopback port.
+	Listener net.Listener
+	// Rand is the source of keys, nonces and tokens (default crypto/rand).
+	Rand io.Reader
+}
+
+// Server is a running fake Ente: API and object store. Methods are safe for
+// concurrent use with requests in flight.
+type Server struct {
+	API   *httptest.Server
+	Store *httptest.Server
+
+	// Stalled receives a value whenever a fault starts stalling a request,
+	// so a test can fire its deadline timers at exactly that moment.
+	Stalled chan string
+
+	mu          sync.Mutex
+	cfg         Config
+	rand        io.Reader
+	clock       int64
+	frozen      bool
+	nextID      int64
+	users       map[int64]*User
+	tokens      map[string]token
+	srpSessions map[string]*srpSession
+	twoFactor   map[string]*twoFactorSession
+	passkeys    map[string]*passkeySession
+	collections map[int64]*Album
+	files       map[int64]*File
+	objects     map[string]*object
+	usedThumbs  map[string]bool
+	faults      map[string][]Fault
+	counts      map[string]int
+}
+
+type token struct {
+	userID int64
+	pkg    string
+}
+
+// New starts a fake Ente server on loopback.
+func New(cfg Config) *Server {
+	if cfg.PageSize <= 0 {
+		cfg.PageSize = 2500
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Reader
+	}
+	s := &Server{
+		Stalled:     make(chan string, 64),
+		cfg:         cfg,
+		rand:        cfg.Rand,
+		clock:       1_700_000_000_000_000,
+		nextID:      1000,
+		users:       map[int64]*User{},
+		tokens:      map[string]token{},
+		srpSessions: map[string]*srpSession{},
+		twoFactor:   map[string]*twoFactorSession{},
+		passkeys:    map[string]*passkeySession{},
+		collections: map[int64]*Album{},
+		files:       map[int64]*File{},
+		objects:     map[string]*object{},
+		usedThumbs:  map[string]bool{},
+		faults:      map[string][]Fault{},
+		counts:      map[string]int{},
+	}
+	s.Store = httptest.NewServer(s.counted(http.HandlerFunc(s.serveStore)))
+	api := httptest.NewUnstartedServer(s.counted(s.apiRoutes()))
+	if cfg.Listener != nil {
+		api.Listener.Close()
+		api.Listener = cfg.Listener
+	}
+	api.Start()
+	s.API = api
+	return s
+}
+
+// Close stops both servers.
+func (s *Server) Close() {
+	s.API.CloseClientConnections()
+	s.Store.CloseClientConnections()
+	s.API.Close()
+	s.Store.Close()
+}
+
+// URL is the API endpoint to give quak.
+func (s *Server) URL() string { return s.API.URL }
+
+// Requests counts the requests seen for a route, written "METHOD /path"
+// without the query string (e.g. "GET /files/download/1001"; object store
+// requests are "GET /store/<key>").
+func (s *Server) Requests(route string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[route]
+}
+
+// RequestsWithPrefix counts requests whose route starts with prefix.
+func (s *Server) RequestsWithPrefix(prefix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for r, c := range s.counts {
+		if strings.HasPrefix(r, prefix) {
+			n += c
+		}
+	}
+	return n
+}
+
+// Routes lists every route seen, sorted, for debugging test failures.
+func (s *Server) Routes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for r, c := range s.counts {
+		out = append(out, fmt.Sprintf("%s ×%d", r, c))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// now advances and returns the server clock (µs). Frozen, it stands still,
+// so many rows share one updationTime.
+func (s *Server) now() int64 {
+	if !s.frozen {
+		s.clock++
+	}
+	return s.clock
+}
+
+// Freeze stops the clock until Unfreeze: everything changed meanwhile gets
+// the same updationTime, as museum can produce.
+func (s *Server) Freeze() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock++
+	s.frozen = true
+}
+
+// Unfreeze restarts the clock.
+func (s *Server) Unfreeze() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frozen = false
+}
+
+func (s *Server) id() int64 {
+	s.nextID++
+	return s.nextID
+}
+
+func (s *Server) random(n int) []byte {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(s.rand, b); err != nil {
+		panic("enteapitest: random source failed: " + err.Error())
+	}
+	return b
+}
+
+// counted counts each request and applies any fault scripted for its route.
+func (s *Server) counted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		route := r.Method + " " + r.URL.Path
+		s.mu.Lock()
+		s.counts[route]++
+		f, ok := s.nextFault(route)
+		s.mu.Unlock()
+		if ok {
+			s.applyFault(w, r, f, h)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// writeJSON answers status with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", "fake-"+fmt.Sprint(status))
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// apiErr answers in museum's typed error shape, or {} when code is empty.
+func apiErr(w http.ResponseWriter, status int, code, msg string) {
+	if code == "" {
+		writeJSON(w, status, map[string]any{})
+		return
+	}
+	writeJSON(w, status, map[string]string{"code": code, "message": msg})
+}
+
+// middlewareErr answers in museum's middleware shape {"error": ...}.
+func middlewareErr(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func readJSON(r *http.Request, v any) bool {
+	return json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(v) == nil
+}
+
+// authUser returns the user of the request's token (header or ?token=),
+// checking that it is used under the app it was issued for.
+func (s *Server) authUser(w http.ResponseWriter, r *http.Request) (*User, bool) {
+	tok := r.Header.Get("X-Auth-Token")
+	if tok == "" {
+		tok = r.URL.Query().Get("token")
+	}
+	if tok == "" {
+		middlewareErr(w, http.StatusUnauthorized, "missing token")
+		return nil, false
+	}
+	s.mu.Lock()
+	t, ok := s.tokens[tok]
+	var u *User
+	if ok && t.pkg == appOf(r) {
+		u = s.users[t.userID]
+	}
+	s.mu.Unlock()
+	if u == nil {
+		middlewareErr(w, http.StatusUnauthorized, "invalid token")
+		return nil, false
+	}
+	return u, true
+}
+
+// appOf is museum's app scope of a request, from X-Client-Package.
+func appOf(r *http.Request) string {
+	p := r.Header.Get("X-Client-Package")
+	switch {
+	case strings.HasPrefix(p, "io.ente.auth"):
+		return "auth"
+	case strings.HasPrefix(p, "io.ente.locker"):
+		return "locker"
+	}
+	return "photos"
+}
+
+func (s *Server) apiRoutes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /users/srp/attributes", s.srpAttributes)
+	mux.HandleFunc("POST /users/srp/create-session", s.srpCreateSession)
+	mux.HandleFunc("POST /users/srp/verify-session", s.srpVerifySession)
+	mux.HandleFunc("POST /users/ott", s.sendOTT)
+	mux.HandleFunc("POST /users/verify-email", s.verifyEmail)
+	mux.HandleFunc("POST /users/two-factor/verify", s.verifyTOTP)
+	mux.HandleFunc("GET /users/two-factor/passkeys/get-token", s.passkeyToken)
+	mux.HandleFunc("GET /users/session-validity/v2", s.sessionValidity)
+	mux.HandleFunc("POST /users/logout", s.logout)
+	mux.HandleFunc("GET /collections/v2", s.listCollections)
+	mux.HandleFunc("GET /collections/v2/diff", s.diff)
+	mux.HandleFunc("GET /collections/file", s.collectionFile)
+	mux.HandleFunc("GET /trash/v2/diff", s.trashDiff)
+	mux.HandleFunc("POST /files/info", s.filesInfo)
+	mux.HandleFunc("GET /files/download/{id}", s.redirectObject(false))
+	mux.HandleFunc("GET /files/preview/{id}", s.redirectObject(true))
+	mux.HandleFunc("GET /files/upload-urls", s.uploadURLs)
+	mux.HandleFunc("PUT /files/thumbnail", s.updateThumbnail)
+	mux.HandleFunc("GET /ping", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, 200, map[string]string{"message": "pong", "id": "enteapitest"})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { apiErr(w, 404, "", "") })
+	return mux
+}
+
+// Client returns an apiclient for this server using hc (nil: a plain client).
+func (s *Server) Client(hc *http.Client) *apiclient.Client {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	c, err := apiclient.New(s.URL(), hc, "test")
+	if err != nil {
+		panic(err)
+	}
+	return c
+}

@@ -1,0 +1,78 @@
+package enteapitest
+
+import (
+	"sync"
+	"time"
+
+	"github.com/quak-photos/quak/apiclient"
+)
+
+// Timers is a fake clock for apiclient.Deadlines: its timers fire only when
+// the test calls Fire, so deadline tests never wait for real time.
+type Timers struct {
+	mu      sync.Mutex
+	armed   map[*fakeTimer]bool
+	pending map[time.Duration]int
+	made    map[time.Duration]int
+}
+
+// NewTimers returns a fake clock with no timers armed.
+func NewTimers() *Timers {
+	return &Timers{armed: map[*fakeTimer]bool{}, pending: map[time.Duration]int{}, made: map[time.Duration]int{}}
+}
+
+type fakeTimer struct {
+	t *Timers
+	d time.Duration
+	c chan time.Time
+}
+
+func (f *fakeTimer) C() <-chan time.Time { return f.c }
+
+func (f *fakeTimer) Stop() bool {
+	f.t.mu.Lock()
+	defer f.t.mu.Unlock()
+	was := f.t.armed[f]
+	delete(f.t.armed, f)
+	return was
+}
+
+// New arms a timer of duration d; use it as Deadlines.NewTimer.
+func (t *Timers) New(d time.Duration) apiclient.Timer {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := &fakeTimer{t: t, d: d, c: make(chan time.Time, 1)}
+	t.made[d]++
+	if t.pending[d] > 0 {
+		t.pending[d]--
+		f.c <- time.Time{}
+		return f
+	}
+	t.armed[f] = true
+	return f
+}
+
+// Fire expires every armed timer of duration d; when none is armed, the
+// next one armed with d expires at once.
+func (t *Timers) Fire(d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fired := false
+	for f := range t.armed {
+		if f.d == d {
+			delete(t.armed, f)
+			f.c <- time.Time{}
+			fired = true
+		}
+	}
+	if !fired {
+		t.pending[d]++
+	}
+}
+
+// Made counts the timers armed with duration d.
+func (t *Timers) Made(d time.Duration) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.made[d]
+}
