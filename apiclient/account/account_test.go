@@ -65,8 +65,8 @@ func setup(t *testing.T, o enteapitest.UserOptions) (*enteapitest.Server, *entea
 func requireWorks(t *testing.T, s *enteapitest.Server, u *enteapitest.User, a *account.Account) {
 	t.Helper()
 	assert.Equal(t, u.ID, a.UserID)
-	assert.Equal(t, []byte(u.MasterKey), []byte(a.MasterKey))
-	assert.Equal(t, []byte(u.SecretKey), []byte(a.SecretKey))
+	assert.Equal(t, u.MasterKey, []byte(a.MasterKey))
+	assert.Equal(t, u.SecretKey, []byte(a.SecretKey))
 	ok, err := s.Client(nil).WithToken(a.Token).SessionValidity(context.Background())
 	require.NoError(t, err)
 	assert.True(t, ok)
