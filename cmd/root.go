@@ -8,36 +8,63 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/errs"
 )
 
 // version is set at build time with -ldflags "-X .../cmd.version=...".
 var version = "dev"
 
 // deps is what commands need from the outside world, so tests can supply
-// their own streams and environment.
+// their own streams, environment, clock and transport.
 type deps struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	// readPassword reads a line without echo; nil when stdin is no terminal.
+	readPassword func() ([]byte, error)
+	sleep        func(context.Context, time.Duration) error
+	transport    http.RoundTripper // nil: a clone of http.DefaultTransport
 }
 
 // Main runs quak with the process's arguments, streams and environment, and
-// returns the exit code.
+// returns the exit code. SIGINT and SIGTERM cancel the run; quak then exits
+// 130 or 143.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var caught atomic.Value
+	go func() {
+		s := <-sigs
+		caught.Store(s)
+		cancel()
+	}()
 	d := deps{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	if fd := int(os.Stdin.Fd()); term.IsTerminal(fd) {
+		d.readPassword = func() ([]byte, error) { return term.ReadPassword(fd) }
+	}
 	code := run(ctx, d, os.Args[1:])
-	if ctx.Err() != nil && code != exitOK {
+	switch caught.Load() {
+	case nil:
+		return code
+	case syscall.SIGTERM:
+		return exitTerminated
+	default:
 		return exitInterrupt
 	}
-	return code
 }
 
 // run executes one command line and turns its outcome into an exit code.
@@ -50,11 +77,25 @@ func run(ctx context.Context, d deps, args []string) int {
 
 func newRootCmd(d deps) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "quak",
-		Short:         "Back up an Ente Photos account to a local folder",
+		Use:   "quak",
+		Short: "Back up an Ente Photos account to a local folder",
+		Long: `quak backs up an Ente Photos account (hosted or self-hosted) to a local
+folder, verifying every file against Ente's hash before giving it its name.
+
+Exit codes, for every command: 0 success; 1 fatal error; 2 some files
+failed; 3 not logged in or session rejected; 4 another quak holds the
+folder's lock; 5 backup folder unusable; 64 bad command line; 130/143
+interrupted.`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &usageError{fmt.Errorf("unknown command %q", args[0])}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	root.SetIn(d.stdin)
 	root.SetOut(d.stdout)
@@ -62,6 +103,7 @@ func newRootCmd(d deps) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &usageError{err}
 	})
+	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newWhoamiCmd(d))
 	return root
 }
 
@@ -77,11 +119,36 @@ func report(w io.Writer, err error) int {
 	if err == nil {
 		return exitOK
 	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(w, "quak: interrupted")
+		return exitInterrupt
+	}
 	fmt.Fprintf(w, "quak: error: %v\n", err)
 	var ue *usageError
-	if errors.As(err, &ue) {
+	var ae *errs.ApiError
+	switch {
+	case errors.As(err, &ue):
 		fmt.Fprintln(w, "quak: hint: run `quak --help`")
 		return exitUsage
+	case errors.Is(err, errs.ErrNotLoggedIn):
+		fmt.Fprintln(w, "quak: hint: run `quak login`")
+		return exitLogin
+	case errors.Is(err, account.ErrWrongPassword):
+		fmt.Fprintln(w, "quak: hint: check the password; quak never retries a login by itself")
+	case errors.As(err, &ae) && ae.Status == 429:
+		wait := "a minute"
+		if ae.RetryAfter != "" {
+			wait = ae.RetryAfter + " seconds"
+		}
+		fmt.Fprintf(w, "quak: hint: the server limits login attempts; try again in %s\n", wait)
 	}
 	return exitFatal
+}
+
+// noArgs is cobra.NoArgs with a typed error, so it exits as a usage error.
+func noArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return &usageError{fmt.Errorf("unexpected argument %q", args[0])}
+	}
+	return nil
 }

@@ -1,0 +1,105 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/account"
+)
+
+// configDir is $QUAK_CONFIG_DIR, else quak's folder in the user config dir
+// ($XDG_CONFIG_HOME or ~/.config on Linux).
+func configDir(getenv func(string) string) (string, error) {
+	if d := getenv("QUAK_CONFIG_DIR"); d != "" {
+		return d, nil
+	}
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "quak"), nil
+	}
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no config folder: set QUAK_CONFIG_DIR (%w)", err)
+	}
+	return filepath.Join(d, "quak"), nil
+}
+
+func sessionPath(getenv func(string) string) (string, error) {
+	d, err := configDir(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "session.json"), nil
+}
+
+// netFlags are the transport settings every networked command takes.
+type netFlags struct {
+	requestTimeout time.Duration
+	idleTimeout    time.Duration
+}
+
+func (n *netFlags) register(fs *pflag.FlagSet) {
+	d := apiclient.DefaultDeadlines()
+	fs.DurationVar(&n.requestTimeout, "request-timeout", d.Headers, "give up on a request with no response headers after this long")
+	fs.DurationVar(&n.idleTimeout, "idle-timeout", d.BodyIdle, "give up on a download that sends no byte for this long")
+}
+
+// client builds the API client for endpoint with quak's deadlines.
+func (n *netFlags) client(d deps, endpoint string) (*apiclient.Client, error) {
+	dl := apiclient.DefaultDeadlines()
+	dl.Headers, dl.BodyIdle = n.requestTimeout, n.idleTimeout
+	base := d.transport
+	if base == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 16
+		base = t
+	}
+	hc := &http.Client{Transport: apiclient.NewDeadlineTransport(base, dl)}
+	return apiclient.New(endpoint, hc, version)
+}
+
+// loadSession reads the session and returns it with a client of its server.
+func loadSession(d deps, n *netFlags) (*account.Account, *apiclient.Client, error) {
+	path, err := sessionPath(d.getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := account.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := n.client(d, a.Endpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, c.WithToken(a.Token), nil
+}
+
+// readSecretFile reads a password file, refusing one that anyone can read,
+// and drops one trailing newline.
+func readSecretFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().Perm()&0o004 != 0 {
+		return nil, fmt.Errorf("%s is readable by everyone (mode %04o): run `chmod 600 %s`", path, fi.Mode().Perm(), path)
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("password file %s does not exist", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	return []byte(s), nil
+}
