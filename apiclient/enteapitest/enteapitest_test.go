@@ -1,0 +1,151 @@
+package enteapitest_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/errs"
+)
+
+func status(err error) int {
+	var ae *errs.ApiError
+	if errors.As(err, &ae) {
+		return ae.Status
+	}
+	return 0
+}
+
+func TestSharedAlbumIsSealedToTheRecipient(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{})
+	defer s.Close()
+	alice := s.AddUser("alice@example.org", "a", enteapitest.UserOptions{})
+	bob := s.AddUser("bob@example.org", "b", enteapitest.UserOptions{})
+	album := alice.AddAlbum("Family")
+	f := album.AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: []byte("hello")})
+	album.ShareWith(bob, "VIEWER")
+	c := s.Client(nil).WithToken(bob.Token())
+	ctx := context.Background()
+
+	cs, err := c.Collections(ctx, 0)
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	col := cs[0]
+	assert.Equal(t, alice.ID, col.Owner.ID)
+	assert.Equal(t, alice.Email, col.Owner.Email)
+	assert.Empty(t, col.KeyDecryptionNonce, "shared keys come without a nonce")
+	ckey, err := keys.SealedBoxOpen(col.EncryptedKey, bob.PublicKey, bob.SecretKey)
+	require.NoError(t, err)
+	name, err := keys.SecretboxOpen(col.EncryptedName, col.NameDecryptionNonce, ckey)
+	require.NoError(t, err)
+	assert.Equal(t, "Family", string(name))
+
+	page, err := c.Diff(ctx, col.ID, 0)
+	require.NoError(t, err)
+	require.Len(t, page.Diff, 1)
+	fkey, err := keys.SecretboxOpen(page.Diff[0].EncryptedKey, page.Diff[0].KeyDecryptionNonce, ckey)
+	require.NoError(t, err)
+	assert.Equal(t, f.Key(), fkey)
+	md, err := secretstream.OpenBlob(fkey, page.Diff[0].Metadata.DecryptionHeader, page.Diff[0].Metadata.EncryptedData)
+	require.NoError(t, err)
+	assert.Contains(t, string(md), `"title":"x.jpg"`)
+
+	cursor := apiclient.CollectionsCursor(0, cs)
+	album.Unshare(bob)
+	cs, err = c.Collections(ctx, cursor)
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	assert.True(t, cs[0].IsDeleted, "a removed sharee sees a tombstone")
+	_, err = c.Diff(ctx, col.ID, 0)
+	assert.Equal(t, 404, status(err))
+	_, err = c.DownloadFile(ctx, f.ID)
+	assert.Equal(t, 403, status(err))
+}
+
+func TestTrashMarksEveryAlbumAndDeletedAlbumsAnswer404(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{})
+	defer s.Close()
+	u := s.AddUser("a@example.org", "a", enteapitest.UserOptions{})
+	a1, a2 := u.AddAlbum("one"), u.AddAlbum("two")
+	f := a1.AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: []byte("x")})
+	a2.Add(f)
+	c := s.Client(nil).WithToken(u.Token())
+	ctx := context.Background()
+	p1, err := c.Diff(ctx, a1.ID, 0)
+	require.NoError(t, err)
+	f.Trash()
+	for _, a := range []*enteapitest.Album{a1, a2} {
+		p, err := c.Diff(ctx, a.ID, apiclient.DiffCursor(0, p1.Diff)-1)
+		require.NoError(t, err)
+		require.Len(t, p.Diff, 1)
+		assert.True(t, p.Diff[0].IsDeleted)
+		assert.Empty(t, p.Diff[0].EncryptedKey, "deleted entries are scrubbed")
+	}
+	a2.Delete()
+	_, err = c.Diff(ctx, a2.ID, 0)
+	assert.Equal(t, 404, status(err))
+}
+
+func TestThumbnailUpdateFollowsMuseumsRules(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{})
+	defer s.Close()
+	u := s.AddUser("a@example.org", "a", enteapitest.UserOptions{})
+	other := s.AddUser("b@example.org", "b", enteapitest.UserOptions{})
+	a := u.AddAlbum("one")
+	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: []byte("x"), Thumbnail: make([]byte, 500)})
+	noRow := a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Data: []byte("y"), NoThumbnail: true})
+	c := s.Client(nil).WithToken(u.Token())
+	ctx := context.Background()
+	before, err := c.Diff(ctx, a.ID, 0)
+	require.NoError(t, err)
+
+	urls, err := c.UploadURLs(ctx, 3)
+	require.NoError(t, err)
+	require.Len(t, urls, 3)
+	small, big := make([]byte, 300), make([]byte, 600)
+	require.NoError(t, c.PutObject(ctx, urls[0].URL, small))
+	require.NoError(t, c.PutObject(ctx, urls[1].URL, big))
+	header := make([]byte, 24)
+
+	assert.Equal(t, 400, status(c.UpdateThumbnail(ctx, f.ID, "999/foreign", header)), "key of another user")
+	assert.Equal(t, 404, status(c.UpdateThumbnail(ctx, 424242, urls[0].ObjectKey, header)), "no such file")
+	oc := s.Client(nil).WithToken(other.Token())
+	ourls, err := oc.UploadURLs(ctx, 1)
+	require.NoError(t, err)
+	require.NoError(t, oc.PutObject(ctx, ourls[0].URL, small))
+	assert.Equal(t, 403, status(oc.UpdateThumbnail(ctx, f.ID, ourls[0].ObjectKey, header)), "not the owner")
+	assert.Equal(t, 404, status(c.UpdateThumbnail(ctx, noRow.ID, urls[0].ObjectKey, header)), "no thumbnail row")
+	assert.Equal(t, 500, status(c.UpdateThumbnail(ctx, f.ID, urls[2].ObjectKey, header)), "never uploaded")
+	assert.Equal(t, 500, status(c.UpdateThumbnail(ctx, f.ID, urls[1].ObjectKey, header)), "larger than the old one")
+	require.NoError(t, c.UpdateThumbnail(ctx, f.ID, urls[0].ObjectKey, header))
+	assert.Equal(t, 500, status(c.UpdateThumbnail(ctx, f.ID, urls[0].ObjectKey, header)), "an exact repeat fails")
+	assert.Equal(t, header, f.ThumbnailHeader())
+
+	after, err := c.Diff(ctx, a.ID, apiclient.DiffCursor(0, before.Diff))
+	require.NoError(t, err)
+	require.Len(t, after.Diff, 1, "the update bumps the file")
+	assert.Equal(t, f.ID, after.Diff[0].ID)
+}
+
+func TestTokensAreScopedToTheApp(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{})
+	defer s.Close()
+	u := s.AddUser("a@example.org", "a", enteapitest.UserOptions{})
+	tok := u.Token()
+	req, err := http.NewRequest("GET", s.URL()+"/users/session-validity/v2", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Auth-Token", tok)
+	req.Header.Set("X-Client-Package", "io.ente.auth")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 401, resp.StatusCode)
+}
