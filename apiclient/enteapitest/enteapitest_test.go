@@ -149,3 +149,12 @@ func TestTokensAreScopedToTheApp(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, 401, resp.StatusCode)
 }
+
+func TestDemoLibrary(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{})
+	defer s.Close()
+	u := enteapitest.DemoLibrary(s)
+	cs, err := s.Client(nil).WithToken(u.Token()).Collections(context.Background(), 0)
+	require.NoError(t, err)
+	assert.Len(t, cs, 8)
+}

@@ -1,0 +1,53 @@
+package enteapitest
+
+// Demo account credentials: the fake server's demo library belongs to them.
+const (
+	DemoEmail    = "demo@quak.invalid"
+	DemoPassword = "quak demo password"
+)
+
+// DemoLibrary fills s with a small library that shows what quak handles:
+// albums of several file types and sizes (multi-chunk ones included), a file
+// in two albums, a hidden album, an album shared by another account, a live
+// photo, edited captions and names, a trashed file, and names a careless tool
+// would write outside its folder. It returns the demo user.
+func DemoLibrary(s *Server) *User {
+	u := s.AddUser(DemoEmail, DemoPassword, UserOptions{})
+	sam := s.AddUser("sam@quak.invalid", "sam's password", UserOptions{})
+
+	holidays := u.AddAlbum("Holidays 2024")
+	beach := holidays.AddFile(FileSpec{Title: "IMG_0001.jpg", Size: 180 << 10, Seed: 1,
+		Latitude: 43.2965, Longitude: 5.3698, Caption: "First swim of the year"})
+	holidays.AddFile(FileSpec{Title: "IMG_0002.jpg", Size: 4<<20 + 1, Seed: 2})
+	holidays.AddFile(FileSpec{Title: "img_0002.JPG", Size: 2 << 10, Seed: 3})
+	holidays.AddFile(FileSpec{Title: "IMG_0003.HEIC", Size: 0, Seed: 4, EditedName: "Sunset.heic"})
+
+	family := u.AddAlbum("Family")
+	family.Add(beach) // the same file in two albums: downloaded once
+	family.AddFile(FileSpec{Title: "scan.png", Size: 70 << 10, Seed: 5})
+	trashed := family.AddFile(FileSpec{Title: "blurry.jpg", Size: 10 << 10, Seed: 6})
+	trashed.Trash()
+
+	videos := u.AddAlbum("Videos")
+	videos.AddFile(FileSpec{Title: "birthday.mp4", FileType: 1, Size: 9<<20 + 12345, Seed: 7})
+
+	live := u.AddAlbum("Live photos")
+	live.AddFile(FileSpec{Title: "IMG_0100.HEIC", FileType: 2,
+		Data: LivePhoto("heic", []byte("still image bytes"), "mov", []byte("moving video bytes"))})
+
+	hidden := u.AddAlbum("Private")
+	hidden.SetVisibility(2)
+	hidden.AddFile(FileSpec{Title: "receipt.pdf", FileType: 3, Size: 30 << 10, Seed: 8})
+
+	hostile := u.AddAlbum("../../outside")
+	hostile.AddFile(FileSpec{Title: "..\\con:evil?.jpg", Size: 1 << 10, Seed: 9})
+	hostile.AddFile(FileSpec{Title: "/etc/passwd", Size: 1 << 10, Seed: 10})
+
+	shared := sam.AddAlbum("Sam's garden")
+	shared.AddFile(FileSpec{Title: "roses.jpg", Size: 120 << 10, Seed: 11})
+	shared.ShareWith(u, "VIEWER")
+
+	favs := u.AddCollection("Favorites", "favorites")
+	favs.Add(beach)
+	return u
+}
