@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 )
 
@@ -28,6 +29,7 @@ const (
 	faultCut
 	faultFlip
 	faultDeclare
+	faultLoseResponse
 )
 
 // Pass lets one request through untouched (to script "fail, pass, fail").
@@ -65,6 +67,10 @@ func FlipAt(n int64) Fault { return Fault{kind: faultFlip, n: n} }
 
 // DeclareLength sends Content-Length n whatever the body's real length.
 func DeclareLength(n int64) Fault { return Fault{kind: faultDeclare, n: n} }
+
+// LoseResponse lets the server act on the request, then resets the
+// connection before the answer: the client cannot tell whether it worked.
+func LoseResponse() Fault { return Fault{kind: faultLoseResponse} }
 
 // Repeat is f, n times.
 func Repeat(f Fault, n int) []Fault {
@@ -114,6 +120,9 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault, h h
 		_, _ = w.Write([]byte(f.body))
 	case faultStallHeaders:
 		s.stall(r)
+	case faultLoseResponse:
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		resetConnection(w)
 	default:
 		h.ServeHTTP(&faultWriter{ResponseWriter: w, r: r, s: s, f: f}, r)
 	}
@@ -174,15 +183,19 @@ func (fw *faultWriter) finish() {
 		_ = http.NewResponseController(fw.ResponseWriter).Flush()
 		fw.s.stall(fw.r)
 	case faultReset:
-		rc := http.NewResponseController(fw.ResponseWriter)
-		_ = rc.Flush()
-		conn, _, err := rc.Hijack()
-		if err != nil {
-			return
-		}
-		if tc, ok := conn.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0) // close with RST, not FIN
-		}
-		conn.Close()
+		_ = http.NewResponseController(fw.ResponseWriter).Flush()
+		resetConnection(fw.ResponseWriter)
 	}
+}
+
+// resetConnection closes the request's connection with a TCP RST.
+func resetConnection(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0) // close with RST, not FIN
+	}
+	conn.Close()
 }
