@@ -136,12 +136,17 @@ type faultWriter struct {
 	http.ResponseWriter
 	r       *http.Request
 	s       *Server
-	f       Fault
-	written int64
-	done    bool
+	f           Fault
+	written     int64
+	done        bool
+	wroteHeader bool
 }
 
 func (fw *faultWriter) WriteHeader(status int) {
+	if fw.wroteHeader {
+		return
+	}
+	fw.wroteHeader = true
 	switch fw.f.kind {
 	case faultCut:
 		fw.Header().Set("Content-Length", strconv.FormatInt(fw.f.n, 10))
@@ -152,6 +157,9 @@ func (fw *faultWriter) WriteHeader(status int) {
 }
 
 func (fw *faultWriter) Write(p []byte) (int, error) {
+	if !fw.wroteHeader {
+		fw.WriteHeader(http.StatusOK)
+	}
 	if fw.done {
 		return 0, errFaultDone
 	}
