@@ -1,0 +1,231 @@
+// Package state keeps what a backup folder holds and how far each album has
+// been synced, in DIR/.quak/state.db (bbolt: one writer, transactions). A
+// page of files and its album's cursor are written in one transaction, so a
+// crash at any moment loses nothing and the next run resumes.
+package state
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/quak-photos/quak/apiclient"
+)
+
+var (
+	bucketMeta        = []byte("meta")
+	bucketCollections = []byte("collections")
+	bucketFiles       = []byte("files")
+	keyAccount        = []byte("account")
+	keyVersion        = []byte("version")
+)
+
+const schemaVersion = 1
+
+// ErrBusy reports that another process has the state open.
+var ErrBusy = errors.New("state is in use by another quak")
+
+// Store is an open state database.
+type Store struct {
+	db *bolt.DB
+}
+
+// Open opens (creating if needed) the state at path. The backup's own lock
+// keeps runs apart; bbolt's file lock is a backstop that fails at once.
+func Open(path string) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Millisecond})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, ErrBusy
+	}
+	if err != nil {
+		return nil, err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketCollections, bucketFiles} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(keyVersion); v != nil && string(v) != fmt.Sprint(schemaVersion) {
+			return fmt.Errorf("state schema version %s, this quak reads %d", v, schemaVersion)
+		}
+		return meta.Put(keyVersion, []byte(fmt.Sprint(schemaVersion)))
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Account is the Ente account a backup folder belongs to.
+type Account struct {
+	UserID   int64  `json:"userID"`
+	Email    string `json:"email"`
+	Endpoint string `json:"endpoint"`
+}
+
+// Account returns the folder's account, or nil for a new folder.
+func (s *Store) Account() (*Account, error) {
+	var a *Account
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketMeta).Get(keyAccount)
+		if v == nil {
+			return nil
+		}
+		a = &Account{}
+		return json.Unmarshal(v, a)
+	})
+	return a, err
+}
+
+// SetAccount records the folder's account.
+func (s *Store) SetAccount(a Account) error {
+	return s.db.Update(func(tx *bolt.Tx) error { return put(tx.Bucket(bucketMeta), keyAccount, a) })
+}
+
+// Collection is an album as the backup knows it.
+type Collection struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Folder  string `json:"folder"` // folder name under DIR
+	Type    string `json:"type"`
+	OwnerID int64  `json:"ownerID"`
+	Deleted bool   `json:"deleted,omitempty"`
+	// Cursor is the sinceTime up to which every file is saved or recorded.
+	Cursor int64 `json:"cursor"`
+}
+
+// Status is a file's outcome.
+type Status string
+
+// File statuses.
+const (
+	Saved        Status = "saved"
+	HashMismatch Status = "hash-mismatch" // saved; its bytes are not what its metadata claims
+	Failed       Status = "failed"        // not saved; retried first next run
+)
+
+// Meta is the metadata a file's local copy reflects.
+type Meta struct {
+	Title            string   `json:"title"`
+	FileType         int      `json:"fileType"`
+	CreationTime     int64    `json:"creationTime"`
+	ModificationTime int64    `json:"modificationTime"`
+	Caption          string   `json:"caption,omitempty"`
+	Latitude         *float64 `json:"latitude,omitempty"`
+	Longitude        *float64 `json:"longitude,omitempty"`
+	Hash             string   `json:"hash,omitempty"`
+}
+
+// Entry is a file's place in one album folder: its name there and the names
+// of every part (a live photo has two).
+type Entry struct {
+	Name    string   `json:"name"`
+	Parts   []string `json:"parts"`
+	Deleted bool     `json:"deleted,omitempty"` // removed or trashed on the server; the local copy is kept
+}
+
+// File is one Ente file and where the backup keeps it.
+type File struct {
+	ID      int64  `json:"id"`
+	OwnerID int64  `json:"ownerID"`
+	Header  string `json:"header"` // file.decryptionHeader: a new one means new content
+	Size    int64  `json:"size"`   // ciphertext bytes
+	Meta    Meta   `json:"meta"`
+	Status  Status `json:"status"`
+	Error   string `json:"error,omitempty"`
+	// Entries maps collection id to the file's place in that album folder.
+	Entries map[int64]*Entry `json:"entries"`
+	// Pending is the diff entry of a failed file, so the next run can retry
+	// it first, before listing anything.
+	Pending *apiclient.File `json:"pending,omitempty"`
+	Updated time.Time       `json:"updated"`
+}
+
+// Collections returns every known collection by id.
+func (s *Store) Collections() (map[int64]*Collection, error) {
+	out := map[int64]*Collection{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketCollections).ForEach(func(_, v []byte) error {
+			c := &Collection{}
+			if err := json.Unmarshal(v, c); err != nil {
+				return err
+			}
+			out[c.ID] = c
+			return nil
+		})
+	})
+	return out, err
+}
+
+// PutCollection records c.
+func (s *Store) PutCollection(c *Collection) error {
+	return s.db.Update(func(tx *bolt.Tx) error { return put(tx.Bucket(bucketCollections), id(c.ID), c) })
+}
+
+// File returns the file with id, or nil.
+func (s *Store) File(fileID int64) (*File, error) {
+	var f *File
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketFiles).Get(id(fileID))
+		if v == nil {
+			return nil
+		}
+		f = &File{}
+		return json.Unmarshal(v, f)
+	})
+	return f, err
+}
+
+// Files calls fn for every file, in id order.
+func (s *Store) Files(fn func(*File) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketFiles).ForEach(func(_, v []byte) error {
+			f := &File{}
+			if err := json.Unmarshal(v, f); err != nil {
+				return err
+			}
+			return fn(f)
+		})
+	})
+}
+
+// Commit records files and, when c is not nil, the collection (with its
+// advanced cursor), in one transaction.
+func (s *Store) Commit(files []*File, c *Collection) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketFiles)
+		for _, f := range files {
+			if err := put(b, id(f.ID), f); err != nil {
+				return err
+			}
+		}
+		if c != nil {
+			return put(tx.Bucket(bucketCollections), id(c.ID), c)
+		}
+		return nil
+	})
+}
+
+func put(b *bolt.Bucket, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, data)
+}
+
+func id(n int64) []byte {
+	k := make([]byte, 8)
+	binary.BigEndian.PutUint64(k, uint64(n))
+	return k
+}

@@ -1,0 +1,52 @@
+package state
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRoundTripAndReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(path)
+	require.NoError(t, err)
+	a, err := s.Account()
+	require.NoError(t, err)
+	assert.Nil(t, a)
+	require.NoError(t, s.SetAccount(Account{UserID: 7, Email: "a@b", Endpoint: "http://x"}))
+
+	c := &Collection{ID: 3, Name: "Holidays", Folder: "Holidays", Cursor: 10}
+	f := &File{ID: 9, Status: Saved, Entries: map[int64]*Entry{3: {Name: "x.jpg", Parts: []string{"x.jpg"}}}}
+	require.NoError(t, s.Commit([]*File{f}, c))
+	require.NoError(t, s.Close())
+
+	s, err = Open(path)
+	require.NoError(t, err)
+	defer s.Close()
+	a, err = s.Account()
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), a.UserID)
+	cs, err := s.Collections()
+	require.NoError(t, err)
+	assert.Equal(t, int64(10), cs[3].Cursor)
+	got, err := s.File(9)
+	require.NoError(t, err)
+	assert.Equal(t, "x.jpg", got.Entries[3].Name)
+	missing, err := s.File(10)
+	require.NoError(t, err)
+	assert.Nil(t, missing)
+	n := 0
+	require.NoError(t, s.Files(func(*File) error { n++; return nil }))
+	assert.Equal(t, 1, n)
+}
+
+func TestSecondOpenIsBusy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(path)
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = Open(path)
+	assert.ErrorIs(t, err, ErrBusy)
+}
