@@ -1,0 +1,227 @@
+// Package catalog decrypts what Ente lists: albums (their keys and names)
+// and file entries (keys, metadata, and the public edits that override it).
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/download/state"
+)
+
+// Keys are the account keys that open collection keys.
+type Keys struct {
+	UserID    int64
+	MasterKey []byte
+	PublicKey []byte
+	SecretKey []byte
+}
+
+// Album is a decrypted collection.
+type Album struct {
+	ID           int64
+	Name         string
+	Type         string
+	OwnerID      int64
+	OwnerEmail   string
+	Deleted      bool
+	UpdationTime int64
+	Visibility   int // 0 visible, 1 archived, 2 hidden
+	Key          []byte
+}
+
+// Shared reports whether someone else owns the album.
+func (a *Album) Shared(me int64) bool { return a.OwnerID != me }
+
+// OpenAlbum decrypts a collection. Its key is a secretbox under the master
+// key when the account owns it, else a sealed box to the account's key pair:
+// decided by owner id, never by whether a nonce is present.
+func OpenAlbum(c *apiclient.Collection, k Keys) (*Album, error) {
+	a := &Album{ID: c.ID, Type: c.Type, OwnerID: c.Owner.ID, OwnerEmail: c.Owner.Email,
+		Deleted: c.IsDeleted, UpdationTime: c.UpdationTime}
+	if c.IsDeleted {
+		return a, nil
+	}
+	var err error
+	if c.Owner.ID == k.UserID {
+		a.Key, err = keys.SecretboxOpen(c.EncryptedKey, c.KeyDecryptionNonce, k.MasterKey)
+	} else {
+		a.Key, err = keys.SealedBoxOpen(c.EncryptedKey, k.PublicKey, k.SecretKey)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("album %d: opening its key: %w", c.ID, err)
+	}
+	a.Name = c.Name
+	if a.Name == "" {
+		name, err := keys.SecretboxOpen(c.EncryptedName, c.NameDecryptionNonce, a.Key)
+		if err != nil {
+			return nil, fmt.Errorf("album %d: opening its name: %w", c.ID, err)
+		}
+		a.Name = string(name)
+	}
+	mm := c.MagicMetadata
+	if c.Owner.ID != k.UserID {
+		mm = c.SharedMagicMetadata
+	}
+	var vis struct {
+		Visibility int `json:"visibility"`
+	}
+	if openMagic(mm, a.Key, &vis) == nil {
+		a.Visibility = vis.Visibility
+	}
+	return a, nil
+}
+
+func openMagic(mm *apiclient.MagicMetadata, key []byte, v any) error {
+	if mm == nil || len(mm.Data) == 0 {
+		return nil
+	}
+	b, err := secretstream.OpenBlob(key, mm.Header, mm.Data)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// Item is a decrypted file entry of one album.
+type Item struct {
+	FileID       int64
+	CollectionID int64
+	OwnerID      int64
+	Deleted      bool
+	UpdationTime int64
+	Key          []byte
+	Header       []byte
+	Size         int64 // ciphertext size, or -1 when unknown
+	Meta         state.Meta
+	Raw          *apiclient.File
+}
+
+// OpenItem decrypts a file entry with its album's key. Deleted entries come
+// back with Deleted set and nothing else decrypted.
+func OpenItem(f *apiclient.File, a *Album) (*Item, error) {
+	it := &Item{FileID: f.ID, CollectionID: a.ID, OwnerID: f.OwnerID, Deleted: f.IsDeleted,
+		UpdationTime: f.UpdationTime, Size: -1, Raw: f}
+	if f.IsDeleted {
+		return it, nil
+	}
+	key, err := keys.SecretboxOpen(f.EncryptedKey, f.KeyDecryptionNonce, a.Key)
+	if err != nil {
+		return nil, fmt.Errorf("file %d: opening its key: %w", f.ID, err)
+	}
+	it.Key, it.Header = key, f.File.DecryptionHeader
+	if f.Info != nil && f.Info.FileSize > 0 {
+		it.Size = f.Info.FileSize
+	}
+	md, err := secretstream.OpenBlob(key, f.Metadata.DecryptionHeader, f.Metadata.EncryptedData)
+	if err != nil {
+		return nil, fmt.Errorf("file %d: opening its metadata: %w", f.ID, err)
+	}
+	if it.Meta, err = parseMetadata(md); err != nil {
+		return nil, fmt.Errorf("file %d: reading its metadata: %w", f.ID, err)
+	}
+	var pub publicMagic
+	if err := openMagic(f.PubMagicMetadata, key, &pub); err == nil {
+		pub.apply(&it.Meta)
+	}
+	return it, nil
+}
+
+type metadata struct {
+	FileType         *json.Number `json:"fileType"`
+	Title            string       `json:"title"`
+	CreationTime     json.Number  `json:"creationTime"`
+	ModificationTime json.Number  `json:"modificationTime"`
+	Latitude         *float64     `json:"latitude"`
+	Longitude        *float64     `json:"longitude"`
+	Hash             string       `json:"hash"`
+	ImageHash        string       `json:"imageHash"`
+	VideoHash        string       `json:"videoHash"`
+}
+
+func parseMetadata(b []byte) (state.Meta, error) {
+	var md metadata
+	if err := json.Unmarshal(b, &md); err != nil {
+		return state.Meta{}, err
+	}
+	m := state.Meta{Title: md.Title, Hash: md.Hash}
+	if md.FileType != nil {
+		t, err := md.FileType.Int64()
+		if err != nil {
+			return m, fmt.Errorf("fileType %q", md.FileType.String())
+		}
+		m.FileType = int(t)
+	}
+	m.CreationTime = number(md.CreationTime)
+	m.ModificationTime = number(md.ModificationTime)
+	if m.ModificationTime == 0 {
+		m.ModificationTime = m.CreationTime
+	}
+	if md.Latitude != nil && md.Longitude != nil && (*md.Latitude != 0 || *md.Longitude != 0) {
+		m.Latitude, m.Longitude = md.Latitude, md.Longitude
+	}
+	if m.Hash == "" && md.ImageHash != "" && md.VideoHash != "" {
+		m.Hash = md.ImageHash + ":" + md.VideoHash
+	}
+	return m, nil
+}
+
+// number reads an int64 that some clients wrote as a float.
+func number(n json.Number) int64 {
+	if i, err := n.Int64(); err == nil {
+		return i
+	}
+	f, _ := n.Float64()
+	return int64(f)
+}
+
+// publicMagic holds the edits any participant sees.
+type publicMagic struct {
+	EditedName string          `json:"editedName"`
+	EditedTime json.Number     `json:"editedTime"`
+	Caption    json.RawMessage `json:"caption"`
+	Lat        *float64        `json:"lat"`
+	Long       *float64        `json:"long"`
+}
+
+func (p publicMagic) apply(m *state.Meta) {
+	if p.EditedName != "" {
+		m.Title = p.EditedName
+	}
+	if t := number(p.EditedTime); t != 0 {
+		m.CreationTime = t
+	}
+	if c := caption(p.Caption); c != "" {
+		m.Caption = c
+	}
+	if p.Lat != nil && p.Long != nil && (*p.Lat != 0 || *p.Long != 0) {
+		m.Latitude, m.Longitude = p.Lat, p.Long
+	}
+}
+
+// caption reads a caption that legacy records may hold as a number.
+func caption(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var f float64
+	if json.Unmarshal(raw, &f) == nil {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return ""
+}
+
+// IsLivePhoto reports Ente's live-photo file type (a zip of image and video).
+func IsLivePhoto(m state.Meta) bool { return m.FileType == 2 }
+
+// SplitLiveHash splits "imageHash:videoHash".
+func SplitLiveHash(h string) (image, video string, ok bool) {
+	image, video, ok = strings.Cut(h, ":")
+	return image, video, ok && image != "" && video != ""
+}

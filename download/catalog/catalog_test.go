@@ -1,0 +1,77 @@
+package catalog
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+)
+
+func TestOpenOwnedAndSharedAlbumsAndItems(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{})
+	defer s.Close()
+	me := s.AddUser("me@example.org", "pw", enteapitest.UserOptions{})
+	sam := s.AddUser("sam@example.org", "pw", enteapitest.UserOptions{})
+	mine := me.AddAlbum("Mine")
+	mine.SetVisibility(2)
+	f := mine.AddFile(enteapitest.FileSpec{Title: "a.jpg", Data: []byte("a"), CreationTime: 100, Latitude: 1.5, Longitude: 2.5})
+	f.Edit(func(fs *enteapitest.FileSpec) { fs.EditedName = "b.jpg"; fs.EditedTime = 200; fs.Caption = "hi" })
+	theirs := sam.AddAlbum("Theirs")
+	theirs.AddFile(enteapitest.FileSpec{Title: "c.jpg", Data: []byte("c")})
+	theirs.ShareWith(me, "VIEWER")
+
+	c := s.Client(nil).WithToken(me.Token())
+	k := Keys{UserID: me.ID, MasterKey: me.MasterKey, PublicKey: me.PublicKey, SecretKey: me.SecretKey}
+	cs, err := c.Collections(context.Background(), 0)
+	require.NoError(t, err)
+	require.Len(t, cs, 2)
+	albums := map[string]*Album{}
+	for i := range cs {
+		a, err := OpenAlbum(&cs[i], k)
+		require.NoError(t, err)
+		albums[a.Name] = a
+	}
+	require.Contains(t, albums, "Mine")
+	require.Contains(t, albums, "Theirs")
+	assert.Equal(t, 2, albums["Mine"].Visibility)
+	assert.True(t, albums["Theirs"].Shared(me.ID))
+	assert.Equal(t, sam.Email, albums["Theirs"].OwnerEmail)
+
+	page, err := c.Diff(context.Background(), mine.ID, 0)
+	require.NoError(t, err)
+	it, err := OpenItem(&page.Diff[0], albums["Mine"])
+	require.NoError(t, err)
+	assert.Equal(t, "b.jpg", it.Meta.Title, "editedName overrides the title")
+	assert.Equal(t, int64(200), it.Meta.CreationTime, "editedTime overrides the creation time")
+	assert.Equal(t, int64(100), it.Meta.ModificationTime)
+	assert.Equal(t, "hi", it.Meta.Caption)
+	require.NotNil(t, it.Meta.Latitude)
+	assert.InDelta(t, 1.5, *it.Meta.Latitude, 1e-9)
+	assert.NotEmpty(t, it.Meta.Hash)
+	assert.Equal(t, f.Key(), it.Key)
+
+	page, err = c.Diff(context.Background(), theirs.ID, 0)
+	require.NoError(t, err)
+	it, err = OpenItem(&page.Diff[0], albums["Theirs"])
+	require.NoError(t, err)
+	assert.Equal(t, "c.jpg", it.Meta.Title)
+}
+
+func TestParseMetadataQuirks(t *testing.T) {
+	m, err := parseMetadata([]byte(`{"fileType":3,"title":"x","creationTime":1.5e6,"imageHash":"i","videoHash":"v","latitude":0,"longitude":0}`))
+	require.NoError(t, err)
+	assert.Equal(t, 3, m.FileType)
+	assert.Equal(t, int64(1500000), m.CreationTime)
+	assert.Equal(t, int64(1500000), m.ModificationTime, "missing modificationTime falls back to creationTime")
+	assert.Equal(t, "i:v", m.Hash)
+	assert.Nil(t, m.Latitude, "(0,0) means no location")
+
+	var p publicMagic
+	require.NoError(t, jsonUnmarshal(`{"caption":42,"editedTime":0}`, &p))
+	p.apply(&m)
+	assert.Equal(t, "42", m.Caption)
+	assert.Equal(t, int64(1500000), m.CreationTime, "editedTime 0 is ignored")
+}

@@ -1,0 +1,5 @@
+package catalog
+
+import "encoding/json"
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
