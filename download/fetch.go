@@ -41,6 +41,9 @@ type Target struct {
 type Fetcher struct {
 	Client *apiclient.Client
 	Policy retry.Policy
+	// OnBytes, if set, hears of plaintext bytes as they are written (an
+	// attempt that fails and is retried is counted again).
+	OnBytes func(n int64)
 }
 
 // Partial is a downloaded, authenticated file in a temp file beside its
@@ -105,7 +108,11 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string) (p *Partial
 		}
 	}()
 	h := keys.NewHash()
-	n, err := r.WriteTo(io.MultiWriter(tmp, h))
+	w := io.MultiWriter(tmp, h)
+	if f.OnBytes != nil {
+		w = io.MultiWriter(w, progress(f.OnBytes))
+	}
+	n, err := r.WriteTo(w)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +121,14 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string) (p *Partial
 		p.HashMismatch = !hashEqual(t.Hash, p.Hash)
 	}
 	return p, nil
+}
+
+// progress reports the length of every write.
+type progress func(int64)
+
+func (p progress) Write(b []byte) (int, error) {
+	p(int64(len(b)))
+	return len(b), nil
 }
 
 func hashEqual(want string, got []byte) bool {

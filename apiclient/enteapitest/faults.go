@@ -134,8 +134,8 @@ var errFaultDone = errors.New("enteapitest: body ended by a fault")
 // faultWriter applies a body fault to whatever the handler writes.
 type faultWriter struct {
 	http.ResponseWriter
-	r       *http.Request
-	s       *Server
+	r           *http.Request
+	s           *Server
 	f           Fault
 	written     int64
 	done        bool

@@ -29,11 +29,21 @@ type fakeTimer struct {
 
 func (f *fakeTimer) C() <-chan time.Time { return f.c }
 
+// Stop disarms the timer. A fire that nobody received (the waiter took
+// other input in the same instant) is carried to the next timer of the same
+// duration: a Fire means "the deadline has passed", and some wait must see it.
 func (f *fakeTimer) Stop() bool {
 	f.t.mu.Lock()
 	defer f.t.mu.Unlock()
 	was := f.t.armed[f]
 	delete(f.t.armed, f)
+	if !was {
+		select {
+		case <-f.c:
+			f.t.pending[f.d]++
+		default:
+		}
+	}
 	return was
 }
 

@@ -94,10 +94,16 @@ func (n *Namer) Release(name string) { delete(n.taken, strings.ToLower(name)) }
 
 // Unique returns the first free name for want (already sanitized) and takes it.
 func (n *Namer) Unique(want string) string {
+	return n.UniqueFree(want, func(string) bool { return true })
+}
+
+// UniqueFree is Unique that also skips names for which free is false (say,
+// names of files on disk that quak does not own).
+func (n *Namer) UniqueFree(want string, free func(string) bool) string {
 	ext := filepath.Ext(want)
 	stem := strings.TrimSuffix(want, ext)
 	name := want
-	for i := 1; n.taken[strings.ToLower(name)]; i++ {
+	for i := 1; n.taken[strings.ToLower(name)] || !free(name); i++ {
 		suffix := fmt.Sprintf("_%d", i)
 		name = truncate(stem, MaxName-len(ext)-len(suffix)) + suffix + ext
 	}

@@ -37,7 +37,7 @@ func Unpack(path, dir, prefix string) (image, video *Part, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrBadArchive, err)
 	}
-	defer zr.Close()
+	defer func() { _ = zr.Close() }()
 	defer func() {
 		if err != nil {
 			for _, p := range []*Part{image, video} {
@@ -126,7 +126,7 @@ func ext(name string) string {
 		return ""
 	}
 	for _, r := range e[1:] {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
 			return ""
 		}
 	}

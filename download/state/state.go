@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/quak-photos/quak/apiclient"
 )
@@ -38,7 +39,7 @@ type Store struct {
 // keeps runs apart; bbolt's file lock is a backstop that fails at once.
 func Open(path string) (*Store, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Millisecond})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, ErrBusy
 	}
 	if err != nil {
@@ -132,6 +133,9 @@ type Entry struct {
 	Name    string   `json:"name"`
 	Parts   []string `json:"parts"`
 	Deleted bool     `json:"deleted,omitempty"` // removed or trashed on the server; the local copy is kept
+	// Meta is what this album's copy and sidecar reflect; each album's copy
+	// is brought up to date when that album's diff reports the edit.
+	Meta Meta `json:"meta"`
 }
 
 // File is one Ente file and where the backup keeps it.

@@ -24,7 +24,7 @@ func TestRoundTripAndReopen(t *testing.T) {
 
 	s, err = Open(path)
 	require.NoError(t, err)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	a, err = s.Account()
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), a.UserID)
@@ -46,7 +46,7 @@ func TestSecondOpenIsBusy(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	s, err := Open(path)
 	require.NoError(t, err)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	_, err = Open(path)
 	assert.ErrorIs(t, err, ErrBusy)
 }

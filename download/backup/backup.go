@@ -1,0 +1,206 @@
+// Package backup brings a local folder up to date with everything an Ente
+// account can see: each new file downloaded once, decrypted and verified as
+// it streams, and only then given its final name; albums as folders, other
+// album entries as hard links, metadata edits applied without downloading,
+// and every step recorded so an interrupted run resumes.
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/layout"
+	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/retry"
+)
+
+// StateDir is the folder under DIR where quak keeps its state and lock.
+const StateDir = ".quak"
+
+// Options configure a run.
+type Options struct {
+	Dir      string
+	Client   *apiclient.Client // authenticated
+	Keys     catalog.Keys
+	Email    string
+	Endpoint string
+	Policy   retry.Policy
+	// Concurrency is how many files download at once (default 4).
+	Concurrency int
+	// Events, if set, hears of everything the run does. Calls come from
+	// several goroutines but never at the same time.
+	Events func(Event)
+}
+
+// ErrLocked reports that another quak run holds the folder's lock.
+var ErrLocked = errors.New("another quak run is backing up this folder")
+
+// DirError reports a backup folder quak cannot use.
+type DirError struct {
+	Dir    string
+	Reason string
+	Err    error
+}
+
+func (e *DirError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("backup folder %s %s: %v", e.Dir, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("backup folder %s %s", e.Dir, e.Reason)
+}
+
+func (e *DirError) Unwrap() error { return e.Err }
+
+type run struct {
+	o       Options
+	dir     string
+	st      *state.Store
+	fetcher *download.Fetcher
+
+	emitMu sync.Mutex
+	mu     sync.Mutex // guards everything below
+	sum    Summary
+	colls  map[int64]*state.Collection
+	// folders holds the names of album folders; names, per collection, the
+	// names taken in that album's folder (built on first use).
+	folders  *layout.Namer
+	names    map[int64]*layout.Namer
+	adopt    map[int64]map[int64][]string // collection → file id → names found in an existing export
+	touched  map[int64]bool
+	indexErr error
+	indexed  bool
+}
+
+// Run backs up the account into o.Dir. The summary is returned even with an
+// error. Errors: *DirError, ErrLocked, errs.ErrNotLoggedIn (the server
+// rejected the session: the run stops at once), context errors, and others;
+// files that fail are not errors but are counted in Summary.Failed.
+func Run(ctx context.Context, o Options) (*Summary, error) {
+	start := time.Now()
+	if o.Concurrency < 1 {
+		o.Concurrency = 4
+	}
+	dir, err := prepareDir(o.Dir)
+	if err != nil {
+		return &Summary{}, err
+	}
+	unlock, err := lock(filepath.Join(dir, StateDir, "lock"))
+	if err != nil {
+		return &Summary{}, err
+	}
+	defer unlock()
+	r := &run{o: o, dir: dir, names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{}, touched: map[int64]bool{}}
+	if n, err := download.RemoveLeftovers(dir); err != nil {
+		return &r.sum, err
+	} else if n > 0 {
+		r.emit(Event{Kind: LeftoversRemoved, Files: n})
+	}
+	r.st, err = state.Open(filepath.Join(dir, StateDir, "state.db"))
+	if err != nil {
+		return &r.sum, err
+	}
+	defer func() { _ = r.st.Close() }()
+	if err := r.checkAccount(); err != nil {
+		return &r.sum, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.fetcher = &download.Fetcher{Client: o.Client, Policy: r.policy(), OnBytes: func(n int64) {
+		r.emit(Event{Kind: Progress, Bytes: n})
+	}}
+	err = r.sync(ctx, cancel)
+	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) {
+		err = cause
+	}
+	r.sum.Unchanged = r.unchanged()
+	r.sum.Duration = time.Since(start)
+	return &r.sum, err
+}
+
+// policy reports retries as events.
+func (r *run) policy() retry.Policy {
+	p := r.o.Policy
+	prev := p.OnRetry
+	p.OnRetry = func(err error, attempt int, d time.Duration) {
+		if prev != nil {
+			prev(err, attempt, d)
+		}
+		r.emit(Event{Kind: Retrying, Err: err, Attempt: attempt, Delay: d})
+	}
+	return p
+}
+
+func (r *run) emit(e Event) {
+	if r.o.Events == nil {
+		return
+	}
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
+	r.o.Events(e)
+}
+
+// prepareDir checks that dir exists, is a folder and is writable, and makes
+// its state folder.
+func prepareDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", &DirError{Dir: dir, Reason: "has no absolute path", Err: err}
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", &DirError{Dir: dir, Reason: "does not exist (create it first)"}
+	case err != nil:
+		return "", &DirError{Dir: dir, Reason: "cannot be read", Err: err}
+	case !fi.IsDir():
+		return "", &DirError{Dir: dir, Reason: "is not a folder"}
+	}
+	if err := os.MkdirAll(filepath.Join(abs, StateDir), 0o700); err != nil {
+		return "", &DirError{Dir: dir, Reason: "is not writable", Err: err}
+	}
+	probe, err := os.CreateTemp(abs, download.TempPrefix+"probe-*")
+	if err != nil {
+		return "", &DirError{Dir: dir, Reason: "is not writable", Err: err}
+	}
+	_ = probe.Close()
+	_ = os.Remove(probe.Name())
+	return abs, nil
+}
+
+// checkAccount refuses a folder that backs up another account.
+func (r *run) checkAccount() error {
+	a, err := r.st.Account()
+	if err != nil {
+		return err
+	}
+	if a != nil && a.UserID != r.o.Keys.UserID {
+		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of another account (%s, user %d)", a.Email, a.UserID)}
+	}
+	return r.st.SetAccount(state.Account{UserID: r.o.Keys.UserID, Email: r.o.Email, Endpoint: r.o.Endpoint})
+}
+
+// unchanged counts saved files this run did not touch.
+func (r *run) unchanged() int {
+	n := 0
+	_ = r.st.Files(func(f *state.File) error {
+		if (f.Status == state.Saved || f.Status == state.HashMismatch) && !r.touched[f.ID] {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// fatal reports errors that stop the whole run.
+func fatal(ctx context.Context, err error) bool {
+	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil
+}

@@ -1,0 +1,57 @@
+package backup
+
+import "time"
+
+// Kind says what an Event reports.
+type Kind int
+
+// Event kinds. A printer shows them to a person; a JSON writer can log them.
+const (
+	FileSaved        Kind = iota + 1 // a file was downloaded, verified and saved
+	FileLinked                       // a file already saved was placed in another album (hard link or copy)
+	FileAdopted                      // a file already in the folder (an `ente export`) was recognised and verified
+	FileFailed                       // a file could not be saved; the run goes on
+	HashMismatch                     // saved, but its content is not what its metadata's hash says
+	MetadataUpdated                  // a caption, date or location edit rewrote the sidecar and mtime
+	FileRenamed                      // a title edit renamed the local file
+	DeletedOnServer                  // removed from an album or trashed; the local copy is kept
+	AlbumRenamed                     // an album's folder was moved to its new name
+	AlbumDeleted                     // an album was deleted or left; its folder is kept
+	AlbumFailed                      // an album could not be read; its files are retried next run
+	Retrying                         // an attempt failed and will be retried
+	LeftoversRemoved                 // temp files of an interrupted run were removed
+	Planned                          // more work is known: Files and Bytes to download
+	Progress                         // Bytes more were written
+)
+
+// Event is one thing the backup did or decided. Fields that do not apply
+// to a kind are zero.
+type Event struct {
+	Kind         Kind
+	Album        string
+	Title        string
+	FileID       int64
+	CollectionID int64
+	Path         string // relative to the backup folder
+	Files        int
+	Bytes        int64
+	Attempt      int
+	Delay        time.Duration
+	Err          error
+}
+
+// Summary is what a run did.
+type Summary struct {
+	New             int // files downloaded
+	Linked          int // album entries made from files already saved
+	Adopted         int // files recognised from an existing export
+	Updated         int // metadata edits applied without downloading
+	Unchanged       int // files saved earlier and left as they were
+	Failed          int // files not saved (retried first next run)
+	HashMismatches  int // saved, but not what their metadata claims
+	DeletedOnServer int // entries removed or trashed on the server (local copies kept)
+	AlbumsDeleted   int
+	AlbumsFailed    int
+	Bytes           int64
+	Duration        time.Duration
+}

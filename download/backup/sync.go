@@ -1,0 +1,300 @@
+package backup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/layout"
+	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/retry"
+)
+
+// sync lists every album (one call), retries last run's failures, then
+// brings each changed album up to date. A no-change run therefore makes a
+// single listing call.
+func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
+	var err error
+	if r.colls, err = r.st.Collections(); err != nil {
+		return err
+	}
+	r.folders = layout.NewNamer()
+	for _, name := range reservedTop {
+		r.folders.Take(name)
+	}
+	for _, c := range r.colls {
+		r.folders.Take(c.Folder)
+	}
+	var list []apiclient.Collection
+	err = retry.Do(ctx, r.fetcher.Policy, func(ctx context.Context) error {
+		var err error
+		list, err = r.o.Client.Collections(ctx, 0)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("listing albums: %w", err)
+	}
+	albums := map[int64]*catalog.Album{}
+	for i := range list {
+		a, err := catalog.OpenAlbum(&list[i], r.o.Keys)
+		if err != nil {
+			r.sum.AlbumsFailed++
+			r.emit(Event{Kind: AlbumFailed, CollectionID: list[i].ID, Err: err})
+			continue
+		}
+		albums[a.ID] = a
+	}
+	if err := r.retryFailed(ctx, albums, cancel); err != nil {
+		return err
+	}
+	ids := make([]int64, 0, len(albums))
+	for id := range albums {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		a := albums[id]
+		if err := r.syncAlbum(ctx, a, cancel); err != nil {
+			if fatal(ctx, err) {
+				return err
+			}
+			r.sum.AlbumsFailed++
+			r.emit(Event{Kind: AlbumFailed, Album: a.Name, CollectionID: a.ID, Err: err})
+		}
+	}
+	return ctx.Err()
+}
+
+// syncAlbum records the album (new, renamed or deleted) and, when it changed
+// since its cursor, walks its diff page by page.
+func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.CancelCauseFunc) error {
+	c := r.colls[a.ID]
+	if a.Deleted {
+		return r.albumGone(c)
+	}
+	switch {
+	case c == nil:
+		var err error
+		if c, err = r.newCollection(a); err != nil {
+			return err
+		}
+	case c.Name != a.Name || c.Deleted:
+		if err := r.renameAlbum(c, a); err != nil {
+			return err
+		}
+	}
+	if a.UpdationTime <= c.Cursor {
+		return nil
+	}
+	for {
+		var page *apiclient.DiffPage
+		err := retry.Do(ctx, r.fetcher.Policy, func(ctx context.Context) error {
+			var err error
+			page, err = r.o.Client.Diff(ctx, a.ID, c.Cursor)
+			return err
+		})
+		var ae *errs.ApiError
+		if errors.As(err, &ae) && ae.Status == 404 {
+			return r.albumGone(c) // deleted since the listing
+		}
+		if err != nil {
+			return fmt.Errorf("listing files: %w", err)
+		}
+		files, complete, err := r.page(ctx, a, c, page.Diff, cancel)
+		next := *c
+		if complete {
+			next.Cursor = apiclient.DiffCursor(c.Cursor, page.Diff)
+			if !page.HasMore {
+				next.Cursor = max(next.Cursor, a.UpdationTime)
+			}
+		}
+		if cerr := r.st.Commit(files, &next); cerr != nil {
+			return errors.Join(err, cerr)
+		}
+		*c = next
+		if err != nil || !complete {
+			return err
+		}
+		if !page.HasMore {
+			return nil
+		}
+	}
+}
+
+// albumGone records an album deleted on the server (or left); its folder stays.
+func (r *run) albumGone(c *state.Collection) error {
+	if c == nil || c.Deleted {
+		return nil
+	}
+	c.Deleted = true
+	r.sum.AlbumsDeleted++
+	r.emit(Event{Kind: AlbumDeleted, Album: c.Name, CollectionID: c.ID, Path: c.Folder})
+	if err := r.writeAlbumMeta(c); err != nil {
+		return err
+	}
+	return r.st.PutCollection(c)
+}
+
+// newCollection picks the album's folder: an existing `ente export` folder
+// of the same album is adopted, any other existing folder is left alone.
+func (r *run) newCollection(a *catalog.Album) (*state.Collection, error) {
+	want := layout.Sanitize(a.Name, fmt.Sprintf("Album %d", a.ID))
+	r.mu.Lock()
+	folder := r.folders.UniqueFree(want, func(name string) bool {
+		id, exists := r.folderAlbum(name)
+		return !exists || id == a.ID
+	})
+	r.mu.Unlock()
+	c := &state.Collection{ID: a.ID, Name: a.Name, Folder: folder, Type: a.Type, OwnerID: a.OwnerID}
+	if err := r.scanExport(c); err != nil {
+		return nil, err
+	}
+	if err := r.writeAlbumMeta(c); err != nil {
+		return nil, err
+	}
+	r.colls[a.ID] = c
+	return c, r.st.PutCollection(c)
+}
+
+// folderAlbum reports whether folder exists under DIR and, if it has an
+// `ente export` album_meta.json, the album id it names (0 otherwise).
+func (r *run) folderAlbum(folder string) (id int64, exists bool) {
+	p, err := layout.Join(r.dir, folder)
+	if err != nil {
+		return 0, true
+	}
+	if _, err := os.Stat(p); err != nil {
+		return 0, false
+	}
+	var m albumMeta
+	b, err := os.ReadFile(filepath.Join(p, ".meta", "album_meta.json"))
+	if err == nil && json.Unmarshal(b, &m) == nil {
+		return m.ID, true
+	}
+	return 0, true
+}
+
+// scanExport reads the sidecars of an adopted folder, so the files they
+// describe can be checked instead of downloaded again.
+func (r *run) scanExport(c *state.Collection) error {
+	meta, err := layout.Join(r.dir, c.Folder, ".meta")
+	if err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(meta)
+	if err != nil {
+		return nil //nolint:nilerr // no sidecars: nothing to adopt
+	}
+	found := map[int64][]string{}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || e.Name() == "album_meta.json" {
+			continue
+		}
+		var sc struct {
+			Info struct {
+				ID        int64    `json:"id"`
+				FileNames []string `json:"fileNames"`
+			} `json:"info"`
+		}
+		b, err := os.ReadFile(filepath.Join(meta, e.Name()))
+		if err != nil || json.Unmarshal(b, &sc) != nil || sc.Info.ID == 0 || len(sc.Info.FileNames) == 0 {
+			continue
+		}
+		names := make([]string, 0, len(sc.Info.FileNames))
+		for _, n := range sc.Info.FileNames {
+			if layout.Sanitize(n, "") == n { // names that would leave the folder are ignored
+				names = append(names, n)
+			}
+		}
+		if len(names) == len(sc.Info.FileNames) {
+			found[sc.Info.ID] = names
+		}
+	}
+	r.mu.Lock()
+	r.adopt[c.ID] = found
+	r.mu.Unlock()
+	return nil
+}
+
+// renameAlbum moves the album's folder to its new name.
+func (r *run) renameAlbum(c *state.Collection, a *catalog.Album) error {
+	c.Deleted = false
+	if c.Name == a.Name {
+		return r.st.PutCollection(c)
+	}
+	want := layout.Sanitize(a.Name, fmt.Sprintf("Album %d", a.ID))
+	r.mu.Lock()
+	r.folders.Release(c.Folder)
+	folder := r.folders.UniqueFree(want, func(name string) bool {
+		_, exists := r.folderAlbum(name)
+		return !exists || strings.EqualFold(name, c.Folder)
+	})
+	r.mu.Unlock()
+	if folder != c.Folder {
+		from, err := layout.Join(r.dir, c.Folder)
+		if err != nil {
+			return err
+		}
+		to, err := layout.Join(r.dir, folder)
+		if err != nil {
+			return err
+		}
+		if err := os.Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("moving the album folder: %w", err)
+		}
+	}
+	r.emit(Event{Kind: AlbumRenamed, Album: a.Name, CollectionID: a.ID, Path: folder})
+	c.Name, c.Folder = a.Name, folder
+	if err := r.writeAlbumMeta(c); err != nil {
+		return err
+	}
+	return r.st.PutCollection(c)
+}
+
+func (r *run) writeAlbumMeta(c *state.Collection) error {
+	p, err := layout.Join(r.dir, c.Folder, ".meta", "album_meta.json")
+	if err != nil {
+		return err
+	}
+	return writeJSON(p, albumMeta{ID: c.ID, OwnerID: c.OwnerID, AlbumName: c.Name, IsDeleted: c.Deleted,
+		AccountOwnerIDs: []int64{r.o.Keys.UserID}})
+}
+
+// retryFailed retries last run's failed files first, from their recorded
+// diff entries, before anything is listed.
+func (r *run) retryFailed(ctx context.Context, albums map[int64]*catalog.Album, cancel context.CancelCauseFunc) error {
+	var pending []*state.File
+	err := r.st.Files(func(f *state.File) error {
+		if f.Status == state.Failed && f.Pending != nil {
+			pending = append(pending, f)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	byAlbum := map[int64][]apiclient.File{}
+	for _, f := range pending {
+		if a := albums[f.Pending.CollectionID]; a != nil && !a.Deleted && r.colls[a.ID] != nil {
+			byAlbum[a.ID] = append(byAlbum[a.ID], *f.Pending)
+		}
+	}
+	for id, entries := range byAlbum {
+		files, _, err := r.page(ctx, albums[id], r.colls[id], entries, cancel)
+		if cerr := r.st.Commit(files, nil); cerr != nil {
+			return errors.Join(err, cerr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
