@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/errs"
 )
 
@@ -36,6 +37,8 @@ type deps struct {
 	readPassword func() ([]byte, error)
 	sleep        func(context.Context, time.Duration) error
 	transport    http.RoundTripper // nil: a clone of http.DefaultTransport
+	// stderrIsTerminal shows a progress bar; cron gets plain lines.
+	stderrIsTerminal bool
 }
 
 // Main runs quak with the process's arguments, streams and environment, and
@@ -56,6 +59,7 @@ func Main() int {
 	if fd := int(os.Stdin.Fd()); term.IsTerminal(fd) {
 		d.readPassword = func() ([]byte, error) { return term.ReadPassword(fd) }
 	}
+	d.stderrIsTerminal = term.IsTerminal(int(os.Stderr.Fd()))
 	code := run(ctx, d, os.Args[1:])
 	switch caught.Load() {
 	case nil:
@@ -103,7 +107,7 @@ interrupted.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &usageError{err}
 	})
-	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newWhoamiCmd(d))
+	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newWhoamiCmd(d), newBackupCmd(d))
 	return root
 }
 
@@ -126,7 +130,16 @@ func report(w io.Writer, err error) int {
 	fmt.Fprintf(w, "quak: error: %v\n", err)
 	var ue *usageError
 	var ae *errs.ApiError
+	var pe *partialError
+	var de *backup.DirError
 	switch {
+	case errors.As(err, &pe):
+		return exitPartial
+	case errors.Is(err, backup.ErrLocked):
+		fmt.Fprintln(w, "quak: hint: wait for the other run to finish; the lock goes away with it")
+		return exitLocked
+	case errors.As(err, &de):
+		return exitUnusableDir
 	case errors.As(err, &ue):
 		fmt.Fprintln(w, "quak: hint: run `quak --help`")
 		return exitUsage

@@ -1,0 +1,10 @@
+//go:build unix
+
+package cmd
+
+import (
+	"os"
+	"syscall"
+)
+
+func flock(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) }
