@@ -77,6 +77,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) error {
 		Policy:      p,
 		Concurrency: o.concurrency,
 		Events:      pr.event,
+		FileMode:    0o666 &^ d.umask,
 	})
 	pr.finish(sum)
 	if err != nil {

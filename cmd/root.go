@@ -39,6 +39,7 @@ type deps struct {
 	transport    http.RoundTripper // nil: a clone of http.DefaultTransport
 	// stderrIsTerminal shows a progress bar; cron gets plain lines.
 	stderrIsTerminal bool
+	umask            os.FileMode
 }
 
 // Main runs quak with the process's arguments, streams and environment, and
@@ -60,6 +61,7 @@ func Main() int {
 		d.readPassword = func() ([]byte, error) { return term.ReadPassword(fd) }
 	}
 	d.stderrIsTerminal = term.IsTerminal(int(os.Stderr.Fd()))
+	d.umask = umask()
 	code := run(ctx, d, os.Args[1:])
 	switch caught.Load() {
 	case nil:

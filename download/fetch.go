@@ -145,9 +145,14 @@ func HashOf(r io.Reader) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-// Commit makes the file durable under final: fsync, rename (replacing any
-// file there), fsync of the folder, then mtime. Any error leaves no temp file.
-func (p *Partial) Commit(final string, mtime time.Time) error {
+// Commit makes the file durable under final with the given mode: fsync,
+// rename (replacing any file there), fsync of the folder, then mtime. Any
+// error leaves no temp file.
+func (p *Partial) Commit(final string, mode os.FileMode, mtime time.Time) error {
+	if err := p.f.Chmod(mode); err != nil {
+		p.Discard()
+		return err
+	}
 	if err := p.f.Sync(); err != nil {
 		p.Discard()
 		return err

@@ -111,12 +111,13 @@ func (fx *fixture) fetchAndCommit(f *enteapitest.File) ([]byte, *download.Partia
 	require.NoError(fx.t, err)
 	final := filepath.Join(fx.dir, "out")
 	mtime := time.Date(2020, 5, 6, 7, 8, 9, 0, time.UTC)
-	require.NoError(fx.t, p.Commit(final, mtime))
+	require.NoError(fx.t, p.Commit(final, 0o640, mtime))
 	got, err := os.ReadFile(final)
 	require.NoError(fx.t, err)
 	fi, err := os.Stat(final)
 	require.NoError(fx.t, err)
 	assert.True(fx.t, fi.ModTime().Equal(mtime))
+	assert.Equal(fx.t, os.FileMode(0o640), fi.Mode().Perm())
 	fx.noTemps()
 	return got, p
 }

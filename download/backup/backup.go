@@ -39,6 +39,9 @@ type Options struct {
 	// Events, if set, hears of everything the run does. Calls come from
 	// several goroutines but never at the same time.
 	Events func(Event)
+	// FileMode is given to saved files (default 0644); cmd passes 0666
+	// less the process umask, as any other program's files would get.
+	FileMode os.FileMode
 }
 
 // ErrLocked reports that another quak run holds the folder's lock.
@@ -88,6 +91,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	start := time.Now()
 	if o.Concurrency < 1 {
 		o.Concurrency = 4
+	}
+	if o.FileMode == 0 {
+		o.FileMode = 0o644
 	}
 	dir, err := prepareDir(o.Dir)
 	if err != nil {

@@ -150,7 +150,7 @@ func TestEveryTypeAndSizeIsSavedByteExact(t *testing.T) {
 	video := a.AddFile(enteapitest.FileSpec{Title: "clip.mp4", FileType: 1, Size: 5000, Seed: 9})
 	other := a.AddFile(enteapitest.FileSpec{Title: "doc.pdf", FileType: 3, Size: 700, Seed: 10})
 	unknown := a.AddFile(enteapitest.FileSpec{Title: "weird.bin", FileType: 42, Size: 70, Seed: 11})
-	live := a.AddFile(enteapitest.FileSpec{Title: "IMG_7.HEIC", FileType: 2,
+	a.AddFile(enteapitest.FileSpec{Title: "IMG_7.HEIC", FileType: 2,
 		Data: enteapitest.LivePhoto("heic", []byte("the still"), "mov", []byte("the motion"))})
 
 	sum := e.mustRun()
@@ -162,7 +162,6 @@ func TestEveryTypeAndSizeIsSavedByteExact(t *testing.T) {
 	e.same("Everything/clip.mp4", video.Plaintext())
 	e.same("Everything/doc.pdf", other.Plaintext())
 	e.same("Everything/weird.bin", unknown.Plaintext())
-	_ = live
 	assert.Equal(t, []byte("the still"), e.read("Everything/IMG_7.heic"))
 	assert.Equal(t, []byte("the motion"), e.read("Everything/IMG_7.mov"))
 
@@ -173,6 +172,10 @@ func TestEveryTypeAndSizeIsSavedByteExact(t *testing.T) {
 	assert.Equal(t, "ok", sc.Quak.HashCheck)
 	fi, err := os.Stat(filepath.Join(e.dir, "Everything/f1.jpg"))
 	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "saved files are not private temp files")
+	live, err := os.Stat(filepath.Join(e.dir, "Everything/IMG_7.mov"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), live.Mode().Perm())
 	assert.Equal(t, sc.CreationTime, fi.ModTime().UTC().Format(time.RFC3339), "mtime is the creation time")
 	e.noTemps()
 }

@@ -238,7 +238,7 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 			named = r.entryNames(c, old, it.Meta.Title, []string{""})
 		}
 		name := named[0]
-		if err := p.Commit(filepath.Join(dir, name), mtime); err != nil {
+		if err := p.Commit(filepath.Join(dir, name), r.o.FileMode, mtime); err != nil {
 			return nil, false, err
 		}
 		r.dropOld(c, old, []string{name})
@@ -253,7 +253,7 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 	mismatch = ok && (!livephoto.HashMatches(ih, img.Hash) || !livephoto.HashMatches(vh, vid.Hash))
 	names = r.entryNames(c, old, it.Meta.Title, []string{img.Ext, vid.Ext})
 	for i, part := range []*livephoto.Part{img, vid} {
-		if err := commitTemp(part.Path, filepath.Join(dir, names[i]), mtime); err != nil {
+		if err := commitTemp(part.Path, filepath.Join(dir, names[i]), r.o.FileMode, mtime); err != nil {
 			_ = os.Remove(img.Path)
 			_ = os.Remove(vid.Path)
 			return nil, false, err
@@ -619,9 +619,12 @@ func hashFile(path string) ([]byte, error) {
 	return download.HashOf(f)
 }
 
-// commitTemp renames a synced temp file to final, fsyncs the folder and
-// sets the mtime.
-func commitTemp(tmp, final string, mtime time.Time) error {
+// commitTemp gives a synced temp file its mode and final name, fsyncs the
+// folder and sets the mtime.
+func commitTemp(tmp, final string, mode os.FileMode, mtime time.Time) error {
+	if err := os.Chmod(tmp, mode); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp, final); err != nil {
 		return err
 	}
@@ -666,7 +669,7 @@ func copyFile(src, dst string) (err error) {
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fi.Mode().Perm())
 	if err != nil {
 		return err
 	}
