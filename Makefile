@@ -1,5 +1,5 @@
 # Every target is a one-line call to script/, the real entry points.
-.PHONY: test check fmt lint bench fuzz build
+.PHONY: test check fmt lint bench fuzz build demo
 
 test: ; script/test
 check: ; script/check
@@ -8,3 +8,4 @@ lint: ; script/lint
 bench: ; script/bench
 fuzz: ; script/fuzz
 build: ; script/build
+demo: ; script/demo
