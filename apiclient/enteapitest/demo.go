@@ -1,5 +1,7 @@
 package enteapitest
 
+import "fmt"
+
 // Demo account credentials: the fake server's demo library belongs to them.
 const (
 	DemoEmail    = "demo@quak.invalid"
@@ -49,5 +51,17 @@ func DemoLibrary(s *Server) *User {
 
 	favs := u.AddCollection("Favorites", "favorites")
 	favs.Add(beach)
+	return u
+}
+
+// BenchLibrary gives s a user (the demo credentials) with n generated files
+// of size bytes in one album, for end-to-end benchmarks. Contents are
+// generated as they are served, so a large library costs no memory.
+func BenchLibrary(s *Server, n int, size int64) *User {
+	u := s.AddUser(DemoEmail, DemoPassword, UserOptions{})
+	a := u.AddAlbum("Bench")
+	for i := 0; i < n; i++ {
+		a.AddFile(FileSpec{Title: fmt.Sprintf("IMG_%05d.jpg", i), Size: size, Seed: byte(i)})
+	}
 	return u
 }

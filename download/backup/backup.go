@@ -79,6 +79,7 @@ type run struct {
 	names    map[int64]*layout.Namer
 	adopt    map[int64]map[int64][]string // collection → file id → names found in an existing export
 	touched  map[int64]bool
+	dirty    map[string]bool // folders whose new entries are not fsynced yet
 	indexErr error
 	indexed  bool
 }
@@ -104,7 +105,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return &Summary{}, err
 	}
 	defer unlock()
-	r := &run{o: o, dir: dir, names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{}, touched: map[int64]bool{}}
+	r := &run{o: o, dir: dir, names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
+		touched: map[int64]bool{}, dirty: map[string]bool{}}
 	if n, err := download.RemoveLeftovers(dir); err != nil {
 		return &r.sum, err
 	} else if n > 0 {
@@ -204,6 +206,36 @@ func (r *run) unchanged() int {
 		return nil
 	})
 	return n
+}
+
+// writeJSON writes a sidecar or album_meta.json and remembers its folder.
+func (r *run) writeJSON(path string, v any) error {
+	if err := writeJSON(path, v); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	// The file's folder, and its parent in case the folder itself is new
+	// (an album folder, or its .meta).
+	r.dirty[filepath.Dir(path)] = true
+	r.dirty[filepath.Dir(filepath.Dir(path))] = true
+	r.mu.Unlock()
+	return nil
+}
+
+// commit fsyncs the folders written since the last commit, then records
+// files and the collection in one transaction: state never points at a
+// name that a crash could still take back.
+func (r *run) commit(files []*state.File, c *state.Collection) error {
+	r.mu.Lock()
+	dirs := r.dirty
+	r.dirty = map[string]bool{}
+	r.mu.Unlock()
+	for d := range dirs {
+		if err := download.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return r.st.Commit(files, c)
 }
 
 // fatal reports errors that stop the whole run.

@@ -549,7 +549,7 @@ func (r *run) writeSidecar(rec *state.File, c *state.Collection, old *state.Entr
 	}
 	sc := newSidecar(rec, c.ID, c.Name, e.Parts)
 	sc.Title = e.Meta.Title
-	if err := writeJSON(p, sc); err != nil {
+	if err := r.writeJSON(p, sc); err != nil {
 		return err
 	}
 	if old != nil && old.Name != e.Name {

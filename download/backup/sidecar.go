@@ -105,8 +105,9 @@ type albumMeta struct {
 	AccountOwnerIDs []int64 `json:"accountOwnerIDs"`
 }
 
-// writeJSON writes v to path atomically (temp file, fsync, rename, fsync of
-// the folder), creating the folder.
+// writeJSON writes v to path atomically (temp file, fsync, rename), creating
+// the folder. The folder itself is fsynced later, once per page, before the
+// state that points at the file is committed (run.syncDirs).
 func writeJSON(path string, v any) (err error) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -138,8 +139,5 @@ func writeJSON(path string, v any) (err error) {
 	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return download.SyncDir(dir)
+	return os.Rename(tmp.Name(), path)
 }

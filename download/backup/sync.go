@@ -116,7 +116,7 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 				next.Cursor = max(next.Cursor, a.UpdationTime)
 			}
 		}
-		if cerr := r.st.Commit(files, &next); cerr != nil {
+		if cerr := r.commit(files, &next); cerr != nil {
 			return errors.Join(err, cerr)
 		}
 		*c = next
@@ -140,7 +140,7 @@ func (r *run) albumGone(c *state.Collection) error {
 	if err := r.writeAlbumMeta(c); err != nil {
 		return err
 	}
-	return r.st.PutCollection(c)
+	return r.commit(nil, c)
 }
 
 // newCollection picks the album's folder: an existing `ente export` folder
@@ -161,7 +161,7 @@ func (r *run) newCollection(a *catalog.Album) (*state.Collection, error) {
 		return nil, err
 	}
 	r.colls[a.ID] = c
-	return c, r.st.PutCollection(c)
+	return c, r.commit(nil, c)
 }
 
 // folderAlbum reports whether folder exists under DIR and, if it has an
@@ -228,7 +228,7 @@ func (r *run) scanExport(c *state.Collection) error {
 func (r *run) renameAlbum(c *state.Collection, a *catalog.Album) error {
 	c.Deleted = false
 	if c.Name == a.Name {
-		return r.st.PutCollection(c)
+		return r.commit(nil, c)
 	}
 	want := layout.Sanitize(a.Name, fmt.Sprintf("Album %d", a.ID))
 	r.mu.Lock()
@@ -250,13 +250,16 @@ func (r *run) renameAlbum(c *state.Collection, a *catalog.Album) error {
 		if err := os.Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("moving the album folder: %w", err)
 		}
+		r.mu.Lock()
+		r.dirty[r.dir] = true
+		r.mu.Unlock()
 	}
 	r.emit(Event{Kind: AlbumRenamed, Album: a.Name, CollectionID: a.ID, Path: folder})
 	c.Name, c.Folder = a.Name, folder
 	if err := r.writeAlbumMeta(c); err != nil {
 		return err
 	}
-	return r.st.PutCollection(c)
+	return r.commit(nil, c)
 }
 
 func (r *run) writeAlbumMeta(c *state.Collection) error {
@@ -264,7 +267,7 @@ func (r *run) writeAlbumMeta(c *state.Collection) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(p, albumMeta{ID: c.ID, OwnerID: c.OwnerID, AlbumName: c.Name, IsDeleted: c.Deleted,
+	return r.writeJSON(p, albumMeta{ID: c.ID, OwnerID: c.OwnerID, AlbumName: c.Name, IsDeleted: c.Deleted,
 		AccountOwnerIDs: []int64{r.o.Keys.UserID}})
 }
 
@@ -289,7 +292,7 @@ func (r *run) retryFailed(ctx context.Context, albums map[int64]*catalog.Album, 
 	}
 	for id, entries := range byAlbum {
 		files, _, err := r.page(ctx, albums[id], r.colls[id], entries, cancel)
-		if cerr := r.st.Commit(files, nil); cerr != nil {
+		if cerr := r.commit(files, nil); cerr != nil {
 			return errors.Join(err, cerr)
 		}
 		if err != nil {

@@ -52,14 +52,18 @@ func newReader(key, header []byte, src io.Reader, size int64, chunkSize int) (*R
 		panic("secretstream: internal error: chunk size must be positive")
 	}
 	limited := src
+	wire := int64(chunkSize + Overhead)
 	if size >= 0 {
 		limited = &io.LimitedReader{R: src, N: size}
+		// A stream shorter than one chunk needs a buffer only as long as
+		// itself (plus one byte, to notice more data).
+		wire = min(wire, size+1)
 	}
 	return &Reader{
 		src:   limited,
 		raw:   src,
 		st:    st,
-		buf:   make([]byte, headroom+chunkSize+Overhead),
+		buf:   make([]byte, headroom+int(wire)),
 		chunk: chunkSize + Overhead,
 		want:  size,
 	}, nil
@@ -122,7 +126,7 @@ func (r *Reader) readChunk() error {
 	if r.st == nil {
 		return io.EOF
 	}
-	wire := r.buf[headroom : headroom+r.chunk]
+	wire := r.buf[headroom:min(headroom+r.chunk, len(r.buf))]
 	n, err := io.ReadFull(r.src, wire)
 	r.got += int64(n)
 	partial := false

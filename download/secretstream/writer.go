@@ -32,7 +32,7 @@ func newWriter(dst io.Writer, key, header []byte, chunkSize int) (*Writer, error
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{dst: dst, st: st, buf: make([]byte, 64+chunkSize+16), chunk: chunkSize}, nil
+	return &Writer{dst: dst, st: st, buf: make([]byte, 64+min(chunkSize, 64<<10)+16), chunk: chunkSize}, nil
 }
 
 // Write buffers p and writes every chunk known not to be the last.
@@ -46,7 +46,14 @@ func (w *Writer) Write(p []byte) (int, error) {
 			w.err = w.flush(TagMessage)
 			continue
 		}
-		c := copy(w.buf[64+w.n:64+w.chunk], p)
+		if need := 64 + min(w.n+len(p), w.chunk) + 16; need > len(w.buf) {
+			// Grow towards a whole chunk only as data arrives: small
+			// streams never pay for a 4 MiB buffer.
+			grown := make([]byte, min(max(need, 2*len(w.buf)), 64+w.chunk+16))
+			copy(grown, w.buf[:64+w.n])
+			w.buf = grown
+		}
+		c := copy(w.buf[64+w.n:len(w.buf)-16], p)
 		w.n += c
 		written += c
 		p = p[c:]

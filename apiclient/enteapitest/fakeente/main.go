@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
@@ -22,14 +23,15 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "loopback address for the API server")
 	pwFile := flag.String("password-file", "", "also write the demo password to this file (mode 0600)")
 	urlFile := flag.String("url-file", "", "write the endpoint URL to this file once listening")
+	library := flag.String("library", "demo", "demo, or bench:N:SIZE for N generated files of SIZE bytes")
 	flag.Parse()
-	if err := serve(*addr, *pwFile, *urlFile); err != nil {
+	if err := serve(*addr, *pwFile, *urlFile, *library); err != nil {
 		fmt.Fprintln(os.Stderr, "fakeente:", err)
 		os.Exit(1)
 	}
 }
 
-func serve(addr, pwFile, urlFile string) error {
+func serve(addr, pwFile, urlFile, library string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return err
@@ -43,7 +45,19 @@ func serve(addr, pwFile, urlFile string) error {
 	}
 	s := enteapitest.New(enteapitest.Config{Listener: ln})
 	defer s.Close()
-	enteapitest.DemoLibrary(s)
+	var n int
+	var size int64
+	switch {
+	case library == "demo":
+		enteapitest.DemoLibrary(s)
+	case strings.HasPrefix(library, "bench:"):
+		if _, err := fmt.Sscanf(library, "bench:%d:%d", &n, &size); err != nil || n < 1 || size < 0 {
+			return fmt.Errorf("library %q: want bench:N:SIZE", library)
+		}
+		enteapitest.BenchLibrary(s, n, size)
+	default:
+		return fmt.Errorf("unknown library %q", library)
+	}
 	if pwFile != "" {
 		if err := os.WriteFile(pwFile, []byte(enteapitest.DemoPassword+"\n"), 0o600); err != nil {
 			return err
