@@ -52,7 +52,7 @@ func measure(quak, fake string, sc scenario) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 	server := exec.Command(fake, "-addr", "127.0.0.1:0", "-password-file", filepath.Join(work, "pw"),
 		"-url-file", filepath.Join(work, "url"), "-library", fmt.Sprintf("bench:%d:%d", sc.files, sc.size))
 	if err := server.Start(); err != nil {
