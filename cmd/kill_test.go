@@ -1,0 +1,78 @@
+//go:build unix
+
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download"
+)
+
+// TestKilledDuringADownload kills a real quak process (SIGKILL: no cleanup
+// runs) in the middle of a file, then checks that no half file sits at its
+// final name and that the next run removes the leftover and saves it.
+func TestKilledDuringADownload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the quak binary")
+	}
+	bin := filepath.Join(t.TempDir(), "quak")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/quak-photos/quak").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	e, s, u, dir := loggedIn(t)
+	a := u.AddAlbum("Videos")
+	f := a.AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 7})
+	// Stall deep into the body: loopback socket buffers hold far less than
+	// 40 MiB, so by then quak has its temp file and has written to it.
+	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(40<<20))
+
+	cmd := exec.Command(bin, "backup", dir)
+	cmd.Env = append(os.Environ(), "QUAK_CONFIG_DIR="+e.vars["QUAK_CONFIG_DIR"])
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-s.Stalled // quak is in the middle of the file
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	final := filepath.Join(dir, "Videos", "long.mp4")
+	if _, err := os.Stat(final); !os.IsNotExist(err) {
+		t.Fatalf("a killed download left something at its final name: %v", err)
+	}
+	if n := countTemps(t, dir); n == 0 {
+		t.Fatal("expected the killed run's temp file (the test would prove nothing otherwise)")
+	}
+
+	code, out, errOut := e.run("backup", dir)
+	if code != exitOK {
+		t.Fatalf("rerun: code %d\n%s%s", code, out, errOut)
+	}
+	if n := countTemps(t, dir); n != 0 {
+		t.Fatalf("%d temp files left after the rerun", n)
+	}
+	b, err := os.ReadFile(final)
+	if err != nil || string(b) != string(f.Plaintext()) {
+		t.Fatalf("rerun did not save the file whole: %v", err)
+	}
+}
+
+func countTemps(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), download.TempPrefix) {
+			n++
+		}
+		return nil
+	})
+	return n
+}
