@@ -114,7 +114,7 @@ type readResult struct {
 	err error
 }
 
-const maxIdleRead = 256 << 10
+const maxIdleRead = 1 << 20
 
 func (b *idleBody) Read(p []byte) (int, error) {
 	if b.err != nil {
