@@ -1,0 +1,89 @@
+package backup
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/secretstream"
+)
+
+// commitTemp gives a synced temp file its mode and final name, fsyncs the
+// folder and sets the mtime.
+func commitTemp(tmp, final string, mode os.FileMode, mtime time.Time) error {
+	if err := os.Chmod(tmp, mode); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	if err := download.SyncDir(filepath.Dir(final)); err != nil {
+		return err
+	}
+	return os.Chtimes(final, mtime, mtime)
+}
+
+// linkOrCopy makes dst the same file as src: a hard link, or a copy where
+// the file system cannot link. It goes through a temp name, so dst is never
+// half-written and a stale dst is replaced.
+func linkOrCopy(src, dst string) error {
+	dir := filepath.Dir(dst)
+	tmp, err := os.CreateTemp(dir, download.TempPrefix+"link-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	_ = tmp.Close()
+	_ = os.Remove(name)
+	if err := os.Link(src, name); err != nil {
+		if err := copyFile(src, name); err != nil {
+			_ = os.Remove(name)
+			return fmt.Errorf("copying %s: %w", filepath.Base(src), err)
+		}
+	}
+	if err := os.Rename(name, dst); err != nil {
+		_ = os.Remove(name)
+		return err
+	}
+	return download.SyncDir(dir)
+}
+
+func copyFile(src, dst string) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = in.Close() }()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if _, err = io.Copy(out, in); err != nil {
+		return err
+	}
+	if err = out.Sync(); err != nil {
+		return err
+	}
+	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// plainSize estimates plaintext bytes from a ciphertext size.
+func plainSize(ct int64) int64 {
+	if ct <= 0 {
+		return 0
+	}
+	chunks := (ct + secretstream.ChunkSize + secretstream.Overhead - 1) / (secretstream.ChunkSize + secretstream.Overhead)
+	return ct - chunks*secretstream.Overhead
+}

@@ -1,0 +1,157 @@
+package backup
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/state"
+)
+
+// reserved names in every album folder, and at the top level.
+var (
+	reservedInAlbum = []string{".meta"}
+	reservedTop     = []string{StateDir}
+)
+
+// page handles one page of an album's entries: downloads run concurrently,
+// everything else inline. It returns the records to commit, whether every
+// entry was saved or recorded as failed, and an error that stops the run.
+func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, entries []apiclient.File, cancel context.CancelCauseFunc) ([]*state.File, bool, error) {
+	var (
+		out   []*state.File
+		outMu sync.Mutex
+		jobs  []*catalog.Item
+		prev  = map[int64]*state.File{}
+		bytes int64
+	)
+	add := func(f *state.File) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		out = append(out, f)
+	}
+	for i := range entries {
+		raw := &entries[i]
+		sf, err := r.st.File(raw.ID)
+		if err != nil {
+			return out, false, err
+		}
+		it, err := catalog.OpenItem(raw, a)
+		switch {
+		case err != nil:
+			add(r.fail(sf, raw, a, "", err))
+		case it.Deleted:
+			if rec := r.deleted(sf, a, c); rec != nil {
+				add(rec)
+			}
+		case sf == nil || sf.Status == state.Failed || sf.Header != keys.EncodeB64(it.Header):
+			if rec := r.adoptExisting(it, sf, a, c); rec != nil {
+				add(rec)
+				continue
+			}
+			jobs = append(jobs, it)
+			prev[it.FileID] = sf
+			bytes += plainSize(it.Size)
+		default:
+			rec, again, err := r.update(it, sf, a, c)
+			switch {
+			case again:
+				jobs = append(jobs, it)
+				prev[it.FileID] = sf
+				bytes += plainSize(it.Size)
+			case err != nil:
+				add(r.fail(sf, raw, a, it.Meta.Title, err))
+			case rec != nil:
+				add(rec)
+			}
+		}
+	}
+	if len(jobs) > 0 {
+		r.emit(Event{Kind: Planned, Album: a.Name, Files: len(jobs), Bytes: bytes})
+	}
+	// Name single files now, in the page's order, so that which of two
+	// colliding titles gets the plain name never depends on download timing.
+	// (A live photo's part names wait for its zip's extensions.)
+	names := map[int64][]string{}
+	for _, it := range jobs {
+		if !catalog.IsLivePhoto(it.Meta) {
+			names[it.FileID] = r.entryNames(c, r.previous(prev[it.FileID], c, it), it.Meta.Title, []string{""})
+		}
+	}
+	sem := make(chan struct{}, r.o.Concurrency)
+	var wg sync.WaitGroup
+	for _, it := range jobs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func(it *catalog.Item) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			rec, err := r.download(ctx, it, prev[it.FileID], a, c, names[it.FileID])
+			if err != nil {
+				cancel(err)
+				return
+			}
+			add(rec)
+		}(it)
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return out, false, context.Cause(ctx)
+	}
+	return out, true, nil
+}
+
+// record returns a copy of sf (or a new record) to update.
+func record(it *catalog.Item, sf *state.File) *state.File {
+	rec := &state.File{ID: it.FileID, OwnerID: it.OwnerID, Entries: map[int64]*state.Entry{}}
+	if sf != nil {
+		*rec = *sf
+		rec.Entries = make(map[int64]*state.Entry, len(sf.Entries))
+		for k, v := range sf.Entries {
+			e := *v
+			rec.Entries[k] = &e
+		}
+	}
+	rec.Updated = time.Now().UTC()
+	return rec
+}
+
+// fail records a file that could not be saved; the run goes on, and the
+// next run retries it first.
+func (r *run) fail(sf *state.File, raw *apiclient.File, a *catalog.Album, title string, err error) *state.File {
+	rec := record(&catalog.Item{FileID: raw.ID, OwnerID: raw.OwnerID}, sf)
+	rec.Status, rec.Error, rec.Pending = state.Failed, err.Error(), raw
+	r.mu.Lock()
+	r.sum.Failed++
+	r.touched[raw.ID] = true
+	r.mu.Unlock()
+	r.emit(Event{Kind: FileFailed, Album: a.Name, Title: title, FileID: raw.ID, CollectionID: a.ID, Err: err})
+	return rec
+}
+
+// deleted marks an album entry removed or trashed on the server. The local
+// copy is kept: quak is an archive, not a mirror.
+func (r *run) deleted(sf *state.File, a *catalog.Album, c *state.Collection) *state.File {
+	if sf == nil || sf.Entries[c.ID] == nil || sf.Entries[c.ID].Deleted {
+		return nil
+	}
+	rec := record(&catalog.Item{FileID: sf.ID, OwnerID: sf.OwnerID}, sf)
+	e := rec.Entries[c.ID]
+	e.Deleted = true
+	r.mu.Lock()
+	r.sum.DeletedOnServer++
+	r.mu.Unlock()
+	r.emit(Event{Kind: DeletedOnServer, Album: a.Name, Title: e.Meta.Title, FileID: sf.ID, CollectionID: c.ID,
+		Path: filepath.Join(c.Folder, e.Name)})
+	return rec
+}

@@ -1,0 +1,254 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/layout"
+	"github.com/quak-photos/quak/download/livephoto"
+	"github.com/quak-photos/quak/download/state"
+)
+
+// download fetches, verifies and places a file, then refreshes its copies
+// in other albums. Only errors that stop the run are returned; a failed file
+// comes back as a Failed record.
+func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection, named []string) (*state.File, error) {
+	rec := record(it, sf)
+	dir, err := r.albumDir(c)
+	if err != nil {
+		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
+	}
+	live := catalog.IsLivePhoto(it.Meta)
+	t := download.Target{FileID: it.FileID, Key: it.Key, Header: it.Header, Size: it.Size, Hash: it.Meta.Hash}
+	if live {
+		t.Hash = "" // checked per part after unzipping
+	}
+	p, err := r.fetcher.Fetch(ctx, t, dir)
+	if err != nil {
+		if fatal(ctx, err) {
+			return nil, err
+		}
+		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
+	}
+	size := p.Size
+	old := r.previous(sf, c, it)
+	names, mismatch, err := r.place(p, it, c, old, live, named)
+	if err != nil {
+		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
+	}
+	rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil
+	rec.Status = state.Saved
+	if mismatch {
+		rec.Status = state.HashMismatch
+	}
+	rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
+	if err := r.writeSidecar(rec, c, old); err != nil {
+		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
+	}
+	for cid, e := range rec.Entries {
+		if cid != c.ID && !e.Deleted {
+			if err := r.relink(rec, c, cid); err != nil {
+				r.emit(Event{Kind: FileFailed, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: cid, Err: err})
+			}
+		}
+	}
+	r.mu.Lock()
+	r.sum.New++
+	r.sum.Bytes += size
+	r.touched[it.FileID] = true
+	if mismatch {
+		r.sum.HashMismatches++
+	}
+	r.mu.Unlock()
+	path := filepath.Join(c.Folder, names[0])
+	r.emit(Event{Kind: FileSaved, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path, Bytes: size})
+	if mismatch {
+		r.emit(Event{Kind: HashMismatch, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path})
+	}
+	return rec, nil
+}
+
+// place gives a downloaded file its final name(s) in the album folder. A
+// live photo is unzipped into its two parts, each checked against its hash.
+func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, old *state.Entry, live bool, named []string) (names []string, mismatch bool, err error) {
+	mtime := micros(it.Meta.CreationTime)
+	dir, err := r.albumDir(c)
+	if err != nil {
+		p.Discard()
+		return nil, false, err
+	}
+	if !live {
+		if named == nil {
+			named = r.entryNames(c, old, it.Meta.Title, []string{""})
+		}
+		name := named[0]
+		if err := p.Commit(filepath.Join(dir, name), r.o.FileMode, mtime); err != nil {
+			return nil, false, err
+		}
+		r.dropOld(c, old, []string{name})
+		return []string{name}, p.HashMismatch, nil
+	}
+	img, vid, err := livephoto.Unpack(p.Path(), dir, download.TempPrefix)
+	p.Discard()
+	if err != nil {
+		return nil, false, err
+	}
+	ih, vh, ok := catalog.SplitLiveHash(it.Meta.Hash)
+	mismatch = ok && (!livephoto.HashMatches(ih, img.Hash) || !livephoto.HashMatches(vh, vid.Hash))
+	names = r.entryNames(c, old, it.Meta.Title, []string{img.Ext, vid.Ext})
+	for i, part := range []*livephoto.Part{img, vid} {
+		if err := commitTemp(part.Path, filepath.Join(dir, names[i]), r.o.FileMode, mtime); err != nil {
+			_ = os.Remove(img.Path)
+			_ = os.Remove(vid.Path)
+			return nil, false, err
+		}
+	}
+	r.dropOld(c, old, names)
+	return names, mismatch, nil
+}
+
+// previous is the entry a download replaces in c: the file's own, or the
+// names an adopted `ente export` sidecar gave it (a damaged copy is replaced
+// in place, not kept beside the good one).
+func (r *run) previous(sf *state.File, c *state.Collection, it *catalog.Item) *state.Entry {
+	if sf != nil && sf.Entries[c.ID] != nil {
+		return sf.Entries[c.ID]
+	}
+	r.mu.Lock()
+	names := r.adopt[c.ID][it.FileID]
+	r.mu.Unlock()
+	if len(names) == 0 {
+		return nil
+	}
+	return &state.Entry{Name: names[0], Parts: names, Meta: state.Meta{Title: it.Meta.Title}}
+}
+
+// entryNames names a file's parts in an album folder: the old names when the
+// title is unchanged, else fresh unique ones. exts are the parts' extensions
+// ("" for a single file named exactly by its title).
+func (r *run) entryNames(c *state.Collection, old *state.Entry, title string, exts []string) []string {
+	if old != nil && old.Meta.Title == title && len(old.Parts) == len(exts) && sameExts(old.Parts, exts) {
+		return old.Parts
+	}
+	fallback := "file"
+	stem := title
+	if len(exts) > 1 || exts[0] != "" {
+		stem = strings.TrimSuffix(title, filepath.Ext(title))
+	}
+	n := r.namer(c)
+	dir, _ := r.albumDir(c)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, len(exts))
+	for i, ext := range exts {
+		want := layout.Sanitize(stem+ext, fallback+ext)
+		names[i] = n.UniqueFree(want, func(name string) bool {
+			_, err := os.Lstat(filepath.Join(dir, name))
+			return errors.Is(err, os.ErrNotExist)
+		})
+	}
+	return names
+}
+
+func sameExts(parts, exts []string) bool {
+	for i, e := range exts {
+		if e != "" && !strings.EqualFold(filepath.Ext(parts[i]), e) {
+			return false
+		}
+	}
+	return true
+}
+
+// dropOld removes an entry's old parts and sidecar that the new names no
+// longer use.
+func (r *run) dropOld(c *state.Collection, old *state.Entry, keep []string) {
+	if old == nil {
+		return
+	}
+	dir, err := r.albumDir(c)
+	if err != nil {
+		return
+	}
+	kept := map[string]bool{}
+	for _, k := range keep {
+		kept[k] = true
+	}
+	n := r.namer(c)
+	for _, part := range old.Parts {
+		if !kept[part] {
+			_ = os.Remove(filepath.Join(dir, part))
+			r.mu.Lock()
+			n.Release(part)
+			r.mu.Unlock()
+		}
+	}
+	if !kept[old.Name] {
+		_ = os.Remove(filepath.Join(dir, ".meta", old.Name+".json"))
+	}
+}
+
+// albumDir is the album's folder, created if needed and checked to be
+// inside the backup folder.
+func (r *run) albumDir(c *state.Collection) (string, error) {
+	dir, err := layout.Join(r.dir, c.Folder)
+	if err != nil {
+		return "", err
+	}
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// namer returns the names taken in c's folder, indexing the state on first use.
+func (r *run) namer(c *state.Collection) *layout.Namer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.indexed {
+		r.indexed = true
+		r.indexErr = r.st.Files(func(f *state.File) error {
+			for cid, e := range f.Entries {
+				r.namerLocked(cid).Take(e.Name)
+				for _, p := range e.Parts {
+					r.namerLocked(cid).Take(p)
+				}
+			}
+			return nil
+		})
+	}
+	return r.namerLocked(c.ID)
+}
+
+func (r *run) namerLocked(cid int64) *layout.Namer {
+	n := r.names[cid]
+	if n == nil {
+		n = layout.NewNamer()
+		for _, name := range reservedInAlbum {
+			n.Take(name)
+		}
+		r.names[cid] = n
+	}
+	return n
+}
+
+// writeSidecar writes the sidecar of rec's entry in c, removing the one of
+// a replaced entry under another name.
+func (r *run) writeSidecar(rec *state.File, c *state.Collection, old *state.Entry) error {
+	e := rec.Entries[c.ID]
+	p, err := layout.Join(r.dir, c.Folder, ".meta", e.Name+".json")
+	if err != nil {
+		return err
+	}
+	sc := newSidecar(rec, c.ID, c.Name, e.Parts)
+	sc.Title = e.Meta.Title
+	if err := r.writeJSON(p, sc); err != nil {
+		return err
+	}
+	if old != nil && old.Name != e.Name {
+		_ = os.Remove(filepath.Join(filepath.Dir(p), old.Name+".json"))
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+package backup
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/state"
+)
+
+// update handles an entry of a file whose content is saved already: a copy
+// for a new album, a metadata edit, or nothing. again asks for a download
+// (the local copies are gone).
+func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection) (rec *state.File, again bool, err error) {
+	e := sf.Entries[c.ID]
+	if e != nil && !r.partsExist(c, e) {
+		return nil, true, nil
+	}
+	if e == nil {
+		return r.link(it, sf, a, c)
+	}
+	if !e.Deleted && metaEqual(e.Meta, it.Meta) {
+		return nil, false, nil
+	}
+	rec = record(it, sf)
+	ne := rec.Entries[c.ID]
+	ne.Deleted = false
+	dir, err := r.albumDir(c)
+	if err != nil {
+		return nil, false, err
+	}
+	if ne.Meta.Title != it.Meta.Title {
+		names := r.entryNames(c, nil, it.Meta.Title, partExts(ne.Parts))
+		for i, p := range ne.Parts {
+			if err := os.Rename(filepath.Join(dir, p), filepath.Join(dir, names[i])); err != nil {
+				return nil, false, err
+			}
+		}
+		old := *ne
+		ne.Name, ne.Parts = names[0], names
+		r.dropOld(c, &old, names)
+		r.emit(Event{Kind: FileRenamed, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
+			Path: filepath.Join(c.Folder, names[0])})
+	}
+	mtime := micros(it.Meta.CreationTime)
+	for _, p := range ne.Parts {
+		if err := os.Chtimes(filepath.Join(dir, p), mtime, mtime); err != nil {
+			return nil, false, err
+		}
+	}
+	ne.Meta, rec.Meta = it.Meta, it.Meta
+	if err := r.writeSidecar(rec, c, nil); err != nil {
+		return nil, false, err
+	}
+	r.mu.Lock()
+	r.sum.Updated++
+	r.touched[it.FileID] = true
+	r.mu.Unlock()
+	r.emit(Event{Kind: MetadataUpdated, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
+		Path: filepath.Join(c.Folder, ne.Name)})
+	return rec, false, nil
+}
+
+// partExts are the extensions entryNames wants for a file's parts: none for
+// a single file (named by its title), each part's own for a live photo.
+func partExts(parts []string) []string {
+	if len(parts) < 2 {
+		return []string{""}
+	}
+	exts := make([]string, len(parts))
+	for i, p := range parts {
+		exts[i] = filepath.Ext(p)
+	}
+	return exts
+}
+
+func metaEqual(a, b state.Meta) bool {
+	eq := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return a.Title == b.Title && a.FileType == b.FileType && a.CreationTime == b.CreationTime &&
+		a.ModificationTime == b.ModificationTime && a.Caption == b.Caption && a.Hash == b.Hash &&
+		eq(a.Latitude, b.Latitude) && eq(a.Longitude, b.Longitude)
+}
+
+// link places a file saved for one album into another: hard links to the
+// saved parts (copies where links are impossible), never a second download.
+func (r *run) link(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection) (*state.File, bool, error) {
+	src, srcDir := r.source(sf)
+	if src == nil {
+		return nil, true, nil
+	}
+	dir, err := r.albumDir(c)
+	if err != nil {
+		return nil, false, err
+	}
+	names := r.entryNames(c, nil, it.Meta.Title, partExts(src.Parts))
+	for i, p := range src.Parts {
+		if err := linkOrCopy(filepath.Join(srcDir, p), filepath.Join(dir, names[i])); err != nil {
+			return nil, false, err
+		}
+	}
+	rec := record(it, sf)
+	rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
+	if err := r.writeSidecar(rec, c, nil); err != nil {
+		return nil, false, err
+	}
+	r.mu.Lock()
+	r.sum.Linked++
+	r.touched[it.FileID] = true
+	r.mu.Unlock()
+	r.emit(Event{Kind: FileLinked, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
+		Path: filepath.Join(c.Folder, names[0])})
+	return rec, false, nil
+}
+
+// relink refreshes a file's copy in album cid from its new copy in c.
+func (r *run) relink(rec *state.File, c *state.Collection, cid int64) error {
+	oc := r.colls[cid]
+	e, src := rec.Entries[cid], rec.Entries[c.ID]
+	if oc == nil || len(e.Parts) != len(src.Parts) {
+		return nil
+	}
+	from, err := r.albumDir(c)
+	if err != nil {
+		return err
+	}
+	to, err := r.albumDir(oc)
+	if err != nil {
+		return err
+	}
+	for i := range src.Parts {
+		if err := linkOrCopy(filepath.Join(from, src.Parts[i]), filepath.Join(to, e.Parts[i])); err != nil {
+			return err
+		}
+	}
+	e.Meta = rec.Meta
+	return r.writeSidecar(rec, oc, nil)
+}
+
+// source finds a saved copy of the file whose parts exist on disk.
+func (r *run) source(sf *state.File) (*state.Entry, string) {
+	for cid, e := range sf.Entries {
+		c := r.colls[cid]
+		if c == nil || !r.partsExist(c, e) {
+			continue
+		}
+		if dir, err := r.albumDir(c); err == nil {
+			return e, dir
+		}
+	}
+	return nil, ""
+}
+
+func (r *run) partsExist(c *state.Collection, e *state.Entry) bool {
+	dir, err := r.albumDir(c)
+	if err != nil || len(e.Parts) == 0 {
+		return false
+	}
+	for _, p := range e.Parts {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			return false
+		}
+	}
+	return true
+}
