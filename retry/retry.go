@@ -41,7 +41,7 @@ func Default() Policy {
 		Max:            10 * time.Second,
 		Budget:         60 * time.Second,
 		MaxServerDelay: 60 * time.Second,
-		Sleep:          sleep,
+		Sleep:          Sleep,
 		Rand:           rand.Float64,
 		Now:            time.Now,
 	}
@@ -55,7 +55,9 @@ func Once() Policy {
 	return p
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends, whichever comes first, and returns ctx's
+// error in the second case.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

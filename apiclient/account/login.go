@@ -16,6 +16,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/apiclient/srp"
 	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/retry"
 )
 
 // Login errors a person can act on.
@@ -83,7 +84,7 @@ func Login(ctx context.Context, c *apiclient.Client, email string, p Prompter, o
 		o.Polls = 30
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleep
+		o.Sleep = retry.Sleep
 	}
 	if o.Rand == nil {
 		o.Rand = rand.Reader
@@ -262,15 +263,4 @@ func (f *flow) unwrap(ctx context.Context, resp *apiclient.AuthResponse) (*Accou
 		Endpoint: f.c.Endpoint(), UserID: resp.ID, Email: f.email, Token: token,
 		MasterKey: master, SecretKey: secret, PublicKey: ka.PublicKey, KeyAttributes: *ka,
 	}, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -146,6 +146,13 @@ func (s *Server) finishLogin(u *User, app string, resp *apiclient.AuthResponse) 
 	resp.EncryptedToken = sealed
 }
 
+// writeLogin answers with u's keys and a new token; s.mu is held.
+func (s *Server) writeLogin(w http.ResponseWriter, r *http.Request, u *User) {
+	resp := &apiclient.AuthResponse{ID: u.ID}
+	s.finishLogin(u, appOf(r), resp)
+	writeJSON(w, 200, resp)
+}
+
 func (s *Server) newTwoFactor(u *User) string {
 	id := base64.URLEncoding.EncodeToString(s.random(32))
 	s.twoFactor[id] = &twoFactorSession{user: u}
@@ -223,9 +230,7 @@ func (s *Server) verifyTOTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		sess.user.usedTOTPs[in.Code] = true
 		delete(s.twoFactor, in.SessionID)
-		resp := &apiclient.AuthResponse{ID: sess.user.ID}
-		s.finishLogin(sess.user, appOf(r), resp)
-		writeJSON(w, 200, resp)
+		s.writeLogin(w, r, sess.user)
 	}
 }
 
@@ -242,9 +247,7 @@ func (s *Server) passkeyToken(w http.ResponseWriter, r *http.Request) {
 		apiErr(w, 410, "INVALID_SESSION", "token already fetched")
 	default:
 		p.fetched++
-		resp := &apiclient.AuthResponse{ID: p.user.ID}
-		s.finishLogin(p.user, appOf(r), resp)
-		writeJSON(w, 200, resp)
+		s.writeLogin(w, r, p.user)
 	}
 }
 
