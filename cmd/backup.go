@@ -67,6 +67,9 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) error {
 	}
 	p := retry.Default()
 	p.MaxAttempts = o.attempts
+	if d.sleep != nil {
+		p.Sleep = d.sleep
+	}
 	pr := newPrinter(d)
 	sum, err := backup.Run(ctx, backup.Options{
 		Dir:         dir,

@@ -66,6 +66,19 @@ func TestBackupPartialFailureExits2(t *testing.T) {
 	}
 }
 
+func TestBackupReportsRetries(t *testing.T) {
+	e, s, u, dir := loggedIn(t)
+	f := u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	s.Inject(fmt.Sprintf("GET /files/download/%d", f.ID), enteapitest.Status(503))
+	code, _, errOut := e.run("backup", dir)
+	if code != exitOK || !strings.Contains(errOut, "attempt 1 failed, retrying in") || !strings.Contains(errOut, "HTTP 503") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	if strings.Contains(errOut, "token=") {
+		t.Fatalf("a retry line shows the token: %q", errOut)
+	}
+}
+
 func TestBackupExitCodes(t *testing.T) {
 	t.Run("not logged in", func(t *testing.T) {
 		code, _, errOut := newEnv(t).run("backup", t.TempDir())

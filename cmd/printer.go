@@ -63,6 +63,8 @@ func (p *printer) event(e backup.Event) {
 		p.line("kept, but its content does not match Ente's hash: %s", e.Path)
 	case backup.AlbumFailed:
 		p.line("album %s (%d) could not be read: %v", orUnknown(e.Album), e.CollectionID, e.Err)
+	case backup.Retrying:
+		p.line("attempt %d failed, retrying in %s: %v", e.Attempt, e.Delay.Round(100*time.Millisecond), e.Err)
 	case backup.AlbumDeleted:
 		p.line("album deleted on the server, folder kept: %s", e.Path)
 	}

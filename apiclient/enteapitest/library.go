@@ -551,6 +551,20 @@ func (f *File) Edit(change func(*FileSpec)) {
 	f.touch()
 }
 
+// Reupload replaces the file's content (new bytes, new decryption header,
+// new object), as an edit saved through /files/update does, and bumps it.
+func (f *File) Reupload(data []byte) {
+	s := f.s
+	hash := contentHash(FileSpec{Data: data})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f.spec.Data, f.spec.Size, f.spec.Hash = data, 0, hash
+	f.fileHeader = s.random(secretstream.HeaderSize)
+	s.objects[f.fileObject] = f.fileContent()
+	f.encryptMetadata()
+	f.touch()
+}
+
 // Trash moves the file to the trash: its entry in every album becomes a
 // deletion marker.
 func (f *File) Trash() {

@@ -511,7 +511,7 @@ func TestHashMismatchIsKeptAndReported(t *testing.T) {
 	assert.Equal(t, n, e.downloads())
 }
 
-func TestChangedContentIsDownloadedAgainEverywhere(t *testing.T) {
+func TestMissingLocalCopyIsRestored(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
 	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
@@ -539,4 +539,32 @@ func TestPlainSize(t *testing.T) {
 	for _, n := range []int64{0, 1, 4<<20 - 1, 4 << 20, 4<<20 + 1, 3 * (4 << 20)} {
 		assert.Equal(t, n, plainSize(secretstream.CiphertextSize(n)), "n=%d", n)
 	}
+}
+
+func TestUpdationBumpAloneDownloadsNothing(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	e.mustRun()
+	n := e.downloads()
+	f.Edit(func(*enteapitest.FileSpec) {}) // e.g. a new thumbnail: the file is bumped, nothing of it changed
+	sum := e.mustRun()
+	assert.Equal(t, n, e.downloads())
+	assert.Zero(t, sum.New+sum.Updated+sum.Linked)
+	assert.Equal(t, 1, sum.Unchanged)
+}
+
+func TestNewContentIsDownloadedAndEveryCopyRefreshed(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
+	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: []byte("first version")})
+	b.Add(f)
+	e.mustRun()
+	f.Reupload([]byte("second, longer version"))
+	sum := e.mustRun()
+	assert.Equal(t, 1, sum.New)
+	assert.Zero(t, sum.Failed)
+	e.same("A/x.jpg", []byte("second, longer version"))
+	e.same("B/x.jpg", []byte("second, longer version"))
+	assert.Equal(t, 2, e.downloads(), "one download per version, not per album")
 }
