@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -19,13 +20,7 @@ import (
 // runs) in the middle of a file, then checks that no half file sits at its
 // final name and that the next run removes the leftover and saves it.
 func TestKilledDuringADownload(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the quak binary")
-	}
-	bin := filepath.Join(t.TempDir(), "quak")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/quak-photos/quak").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildQuak(t)
 	e, s, u, dir := loggedIn(t)
 	a := u.AddAlbum("Videos")
 	f := a.AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 7})
@@ -63,6 +58,73 @@ func TestKilledDuringADownload(t *testing.T) {
 	if err != nil || string(b) != string(f.Plaintext()) {
 		t.Fatalf("rerun did not save the file whole: %v", err)
 	}
+}
+
+// TestSIGTERMStopsCleanly: SIGTERM aborts the transfer, removes its temp
+// file, and exits 143.
+func TestSIGTERMStopsCleanly(t *testing.T) {
+	bin := buildQuak(t)
+	e, s, u, dir := loggedIn(t)
+	f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 8})
+	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(40<<20))
+	cmd := exec.Command(bin, "backup", dir)
+	cmd.Env = append(os.Environ(), "QUAK_CONFIG_DIR="+e.vars["QUAK_CONFIG_DIR"])
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-s.Stalled
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitTerminated {
+		t.Fatalf("exit code %d (%v), want %d; stderr %q", code, err, exitTerminated, stderr.String())
+	}
+	if n := countTemps(t, dir); n != 0 {
+		t.Fatalf("%d temp files left after SIGTERM", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Videos", "long.mp4")); !os.IsNotExist(err) {
+		t.Fatalf("an interrupted download has a final name: %v", err)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtQuak != "" {
+		_ = os.RemoveAll(filepath.Dir(builtQuak))
+	}
+	os.Exit(code)
+}
+
+var (
+	buildOnce sync.Once
+	builtQuak string
+	buildErr  error
+)
+
+// buildQuak builds the quak binary once per test run.
+func buildQuak(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the quak binary")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "quak-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtQuak = filepath.Join(dir, "quak")
+		if out, err := exec.Command("go", "build", "-o", builtQuak, "github.com/quak-photos/quak").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtQuak
 }
 
 func countTemps(t *testing.T, dir string) int {
