@@ -201,6 +201,8 @@ func TestObjectStoreErrorsAreApiErrors(t *testing.T) {
 	_, err = c.DownloadFile(context.Background(), 999999)
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "/files/download/999999", ae.Path)
+	assert.Equal(t, "fake-404", ae.RequestID, "the X-Request-Id is kept for reports")
+	assert.Contains(t, err.Error(), "request id fake-404")
 }
 
 func TestNetworkErrorsNeverShowTheToken(t *testing.T) {
