@@ -203,8 +203,7 @@ func (s *Server) filesInfo(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		FileIDs []int64 `json:"fileIDs"`
 	}
-	if !readJSON(r, &in) {
-		apiErr(w, 400, "BAD_REQUEST", "bad body")
+	if !decodeBody(w, r, &in) {
 		return
 	}
 	s.mu.Lock()

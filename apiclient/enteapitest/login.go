@@ -164,8 +164,7 @@ func (s *Server) sendOTT(w http.ResponseWriter, r *http.Request) {
 		Email   string `json:"email"`
 		Purpose string `json:"purpose"`
 	}
-	if !readJSON(r, &in) {
-		apiErr(w, 400, "BAD_REQUEST", "bad body")
+	if !decodeBody(w, r, &in) {
 		return
 	}
 	s.mu.Lock()
@@ -184,8 +183,7 @@ func (s *Server) verifyEmail(w http.ResponseWriter, r *http.Request) {
 		Email string `json:"email"`
 		OTT   string `json:"ott"`
 	}
-	if !readJSON(r, &in) {
-		apiErr(w, 400, "BAD_REQUEST", "bad body")
+	if !decodeBody(w, r, &in) {
 		return
 	}
 	s.mu.Lock()
@@ -212,8 +210,7 @@ func (s *Server) verifyTOTP(w http.ResponseWriter, r *http.Request) {
 		SessionID string `json:"sessionID"`
 		Code      string `json:"code"`
 	}
-	if !readJSON(r, &in) {
-		apiErr(w, 400, "BAD_REQUEST", "bad body")
+	if !decodeBody(w, r, &in) {
 		return
 	}
 	s.mu.Lock()

@@ -165,8 +165,7 @@ func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request) {
 			DecryptionHeader apiclient.B64 `json:"decryptionHeader"`
 		} `json:"thumbnail"`
 	}
-	if !readJSON(r, &in) {
-		apiErr(w, 400, "BAD_REQUEST", "bad body")
+	if !decodeBody(w, r, &in) {
 		return
 	}
 	s.mu.Lock()

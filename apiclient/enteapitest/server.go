@@ -228,6 +228,15 @@ func readJSON(r *http.Request, v any) bool {
 	return json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(v) == nil
 }
 
+// decodeBody reads the JSON body into v, or answers 400 as museum does.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if !readJSON(r, v) {
+		apiErr(w, 400, "BAD_REQUEST", "bad body")
+		return false
+	}
+	return true
+}
+
 // authUser returns the user of the request's token (header or ?token=),
 // checking that it is used under the app it was issued for.
 func (s *Server) authUser(w http.ResponseWriter, r *http.Request) (*User, bool) {
