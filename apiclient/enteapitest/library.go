@@ -346,6 +346,7 @@ func (a *Album) AddFile(spec FileSpec) *File {
 	s.objects[f.fileObject] = f.fileContent()
 	if spec.Materialize {
 		var buf bytes.Buffer
+		buf.Grow(int(s.objects[f.fileObject].size))
 		if err := s.objects[f.fileObject].writeTo(&buf); err != nil {
 			panic(err)
 		}
