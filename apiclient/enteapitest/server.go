@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"sync"
 
@@ -134,18 +133,6 @@ func (s *Server) RequestsWithPrefix(prefix string) int {
 		}
 	}
 	return n
-}
-
-// Routes lists every route seen, sorted, for debugging test failures.
-func (s *Server) Routes() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for r, c := range s.counts {
-		out = append(out, fmt.Sprintf("%s ×%d", r, c))
-	}
-	sort.Strings(out)
-	return out
 }
 
 // now advances and returns the server clock (µs). Frozen, it stands still,

@@ -13,12 +13,11 @@ type Timers struct {
 	mu      sync.Mutex
 	armed   map[*fakeTimer]bool
 	pending map[time.Duration]int
-	made    map[time.Duration]int
 }
 
 // NewTimers returns a fake clock with no timers armed.
 func NewTimers() *Timers {
-	return &Timers{armed: map[*fakeTimer]bool{}, pending: map[time.Duration]int{}, made: map[time.Duration]int{}}
+	return &Timers{armed: map[*fakeTimer]bool{}, pending: map[time.Duration]int{}}
 }
 
 type fakeTimer struct {
@@ -52,7 +51,6 @@ func (t *Timers) New(d time.Duration) apiclient.Timer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f := &fakeTimer{t: t, d: d, c: make(chan time.Time, 1)}
-	t.made[d]++
 	if t.pending[d] > 0 {
 		t.pending[d]--
 		f.c <- time.Time{}
@@ -78,11 +76,4 @@ func (t *Timers) Fire(d time.Duration) {
 	if !fired {
 		t.pending[d]++
 	}
-}
-
-// Made counts the timers armed with duration d.
-func (t *Timers) Made(d time.Duration) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.made[d]
 }

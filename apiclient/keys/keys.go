@@ -4,7 +4,6 @@
 package keys
 
 import (
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -113,15 +112,6 @@ func NewKeyPair(rand io.Reader) (publicKey, secretKey []byte, err error) {
 		return nil, nil, err
 	}
 	return pub[:], sec[:], nil
-}
-
-// Random returns n bytes from crypto/rand.
-func Random(n int) []byte {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic("keys: crypto/rand failed: " + err.Error())
-	}
-	return b
 }
 
 // NewHash returns Ente's content hash: unkeyed BLAKE2b-512, libsodium's

@@ -35,9 +35,6 @@ type Album struct {
 	Key          []byte
 }
 
-// Shared reports whether someone else owns the album.
-func (a *Album) Shared(me int64) bool { return a.OwnerID != me }
-
 // OpenAlbum decrypts a collection. Its key is a secretbox under the master
 // key when the account owns it, else a sealed box to the account's key pair:
 // decided by owner id, never by whether a nonce is present.

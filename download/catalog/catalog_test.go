@@ -37,7 +37,7 @@ func TestOpenOwnedAndSharedAlbumsAndItems(t *testing.T) {
 	require.Contains(t, albums, "Mine")
 	require.Contains(t, albums, "Theirs")
 	assert.Equal(t, 2, albums["Mine"].Visibility)
-	assert.True(t, albums["Theirs"].Shared(me.ID))
+	assert.Equal(t, sam.ID, albums["Theirs"].OwnerID)
 	assert.Equal(t, sam.Email, albums["Theirs"].OwnerEmail)
 
 	page, err := c.Diff(context.Background(), mine.ID, 0)
