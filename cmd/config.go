@@ -63,7 +63,7 @@ func (n *netFlags) client(d deps, endpoint string) (*apiclient.Client, error) {
 		base = t
 	}
 	hc := &http.Client{Transport: apiclient.NewDeadlineTransport(base, dl)}
-	return apiclient.New(endpoint, hc, version)
+	return apiclient.New(endpoint, hc, quakVersion())
 }
 
 // loadSession reads the session and returns it with a client of its server.

@@ -23,9 +23,6 @@ import (
 	"github.com/quak-photos/quak/errs"
 )
 
-// version is set at build time with -ldflags "-X .../cmd.version=...".
-var version = "dev"
-
 // deps is what commands need from the outside world, so tests can supply
 // their own streams, environment, clock and transport.
 type deps struct {
@@ -92,7 +89,7 @@ Exit codes, for every command: 0 success; 1 fatal error; 2 some files
 failed; 3 not logged in or session rejected; 4 another quak holds the
 folder's lock; 5 backup folder unusable; 64 bad command line; 130/143
 interrupted.`,
-		Version:       version,
+		Version:       quakVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args: func(_ *cobra.Command, args []string) error {

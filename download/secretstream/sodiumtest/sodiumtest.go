@@ -1,10 +1,11 @@
 // Package sodiumtest loads the reference vectors that libsodium itself
-// produced, from ../shared/vectors/libsodium.json beside the repository, for
-// quak's tests. Expected values always come from that file, never from quak.
+// produced, from testdata/vectors/libsodium.json at the module root (a
+// copy of libsodium 1.0.18's own output), for quak's tests. Expected values always come from that file, never from quak.
 package sodiumtest
 
 import (
 	"encoding/hex"
+	"fmt"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -84,7 +85,7 @@ func Pattern(n, seed int) []byte {
 }
 
 // Path is where the vectors live: $QUAK_VECTORS if set, else
-// ../shared/vectors/libsodium.json next to the module root.
+// testdata/vectors/libsodium.json under the module root.
 func Path() (string, error) {
 	if p := os.Getenv("QUAK_VECTORS"); p != "" {
 		return p, nil
@@ -95,7 +96,7 @@ func Path() (string, error) {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "vectors", "libsodium.json"), nil
+			return filepath.Join(dir, "testdata", "vectors", "libsodium.json"), nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -115,14 +116,35 @@ func Load(tb testing.TB) *Vectors {
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
-		tb.Fatalf("libsodium vectors must be at %s (shared/ beside the clone): %v", p, err)
+		tb.Fatalf("libsodium vectors must be at %s: %v", p, err)
 	}
 	var v Vectors
 	if err := json.Unmarshal(b, &v); err != nil {
 		tb.Fatalf("parsing %s: %v", p, err)
 	}
-	if len(v.Secretstream) == 0 || len(v.Secretbox) == 0 || len(v.KDF) == 0 {
-		tb.Fatalf("%s holds no vectors", p)
+	if err := v.Check(); err != nil {
+		tb.Fatalf("%s: %v", p, err)
 	}
 	return &v
+}
+
+// Check fails when any section a test relies on is empty: a test that
+// silently checks nothing is worse than a red one.
+func (v *Vectors) Check() error {
+	for _, s := range []struct {
+		name string
+		n    int
+	}{
+		{"secretstream", len(v.Secretstream)},
+		{"secretbox", len(v.Secretbox)},
+		{"sealedbox", len(v.Sealedbox)},
+		{"kdf", len(v.KDF)},
+		{"argon2id", len(v.Argon2id)},
+		{"generichash", len(v.GenericHash)},
+	} {
+		if s.n == 0 {
+			return fmt.Errorf("the %s section holds no vectors", s.name)
+		}
+	}
+	return nil
 }
