@@ -196,11 +196,13 @@ func TestObjectStoreErrorsAreApiErrors(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, 404, ae.Status)
 	assert.Equal(t, "NoSuchKey", ae.Code)
+	assert.True(t, ae.ObjectStore, "a 404 after the redirect comes from the object store")
 	assert.NotContains(t, err.Error(), "Signature")
 
 	_, err = c.DownloadFile(context.Background(), 999999)
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "/files/download/999999", ae.Path)
+	assert.False(t, ae.ObjectStore, "museum's own 404 comes before any redirect")
 	assert.Equal(t, "fake-404", ae.RequestID, "the X-Request-Id is kept for reports")
 	assert.Contains(t, err.Error(), "request id fake-404")
 }

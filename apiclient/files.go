@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/base64"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -47,6 +48,10 @@ func (c *Client) openObject(ctx context.Context, path string) (*Object, error) {
 		}
 		c.setHeaders(req)
 		resp, err := c.send(req)
+		var ae *errs.ApiError
+		if errors.As(err, &ae) && hop > 0 {
+			ae.ObjectStore = true
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -27,6 +27,10 @@ type ApiError struct {
 	Message    string // a short, single-line excerpt of the body
 	RequestID  string // the X-Request-Id header, for reports to the server's operator
 	RetryAfter string // the raw Retry-After header, if any
+	// ObjectStore is set when the answer came from the object store after
+	// museum's redirect, not from museum itself: a 404 there means the row
+	// exists but its bytes are gone.
+	ObjectStore bool
 }
 
 func (e *ApiError) Error() string {

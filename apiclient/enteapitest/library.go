@@ -7,6 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
 	"io"
 	"strings"
 
@@ -297,9 +300,16 @@ type FileSpec struct {
 	Caption, EditedName            string
 	EditedTime                     int64
 
-	Thumbnail     []byte // plaintext JPEG; default a small fake one
+	Thumbnail     []byte // plaintext JPEG; default a small real one (FakeJPEG)
 	NoThumbnail   bool   // no thumbnail row: preview answers 404
 	LostThumbnail bool   // a row, but the object is gone: the store answers 404
+	// CorruptThumbnail stores the thumbnail with one ciphertext bit flipped.
+	CorruptThumbnail bool
+	// StaticThumbnail is the web client's failure case: Ente's black
+	// placeholder JPEG as the thumbnail and metadata.hasStaticThumbnail.
+	// NoThumb is the mobile apps' one: the placeholder and
+	// pubMagicMetadata.noThumb.
+	StaticThumbnail, NoThumb bool
 	// Hash overrides the metadata hash (to model a mismatch). Default: the
 	// BLAKE2b-512 of the plaintext, or of each part for a live photo.
 	Hash string
@@ -354,12 +364,18 @@ func (a *Album) AddFile(spec FileSpec) *File {
 	}
 	if !spec.NoThumbnail {
 		thumb := spec.Thumbnail
-		if thumb == nil {
+		switch {
+		case spec.StaticThumbnail || spec.NoThumb:
+			thumb = PlaceholderJPEG()
+		case thumb == nil:
 			thumb = FakeJPEG(spec.Title)
 		}
 		f.thumbHeader = s.random(secretstream.HeaderSize)
 		f.thumbObject = fmt.Sprintf("%d/thumb-%d", a.Owner.ID, f.ID)
 		enc := mustSeal(f.key, f.thumbHeader, thumb)
+		if spec.CorruptThumbnail {
+			enc[len(enc)/2] ^= 1
+		}
 		o := &object{data: enc, size: int64(len(enc))}
 		if spec.LostThumbnail {
 			o.lost = true
@@ -475,9 +491,34 @@ func LivePhoto(imageExt string, image []byte, videoExt string, video []byte) []b
 	return buf.Bytes()
 }
 
-// FakeJPEG is a small stand-in thumbnail (JPEG markers around the name).
+// FakeJPEG is a small real JPEG (96×72, colours drawn from name), as a
+// thumbnail Ente's clients would have made.
 func FakeJPEG(name string) []byte {
-	return append(append([]byte{0xff, 0xd8, 0xff, 0xe0}, []byte("thumbnail of "+name)...), 0xff, 0xd9)
+	h := keys.NewHash()
+	_, _ = h.Write([]byte(name))
+	sum := h.Sum(nil)
+	img := image.NewRGBA(image.Rect(0, 0, 96, 72))
+	for y := 0; y < 72; y++ {
+		for x := 0; x < 96; x++ {
+			img.Set(x, y, color.RGBA{sum[0] + byte(x), sum[1] + byte(y), sum[2] + byte(x^y), 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 70}); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+// PlaceholderJPEG is a black 300×150 JPEG like the fixed one Ente's clients
+// store when they cannot make a thumbnail.
+func PlaceholderJPEG() []byte {
+	img := image.NewGray(image.Rect(0, 0, 300, 150))
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 75}); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
 }
 
 func mustSeal(key, header, plaintext []byte) []byte {
@@ -515,6 +556,9 @@ func (f *File) encryptMetadata() {
 	if sp.Latitude != 0 || sp.Longitude != 0 {
 		md["latitude"], md["longitude"] = sp.Latitude, sp.Longitude
 	}
+	if sp.StaticThumbnail {
+		md["hasStaticThumbnail"] = true
+	}
 	b, _ := json.Marshal(md)
 	f.metaHeader = f.s.random(secretstream.HeaderSize)
 	f.metaEnc = mustSeal(f.key, f.metaHeader, b)
@@ -528,6 +572,9 @@ func (f *File) encryptMetadata() {
 	}
 	if sp.EditedTime != 0 {
 		pub["editedTime"] = sp.EditedTime
+	}
+	if sp.NoThumb {
+		pub["noThumb"] = true
 	}
 	if len(pub) == 0 {
 		f.pubMagic = nil
@@ -610,3 +657,25 @@ func (f *File) ThumbnailHeader() []byte {
 
 // Key is the file key (tests decrypt what quak uploads with it).
 func (f *File) Key() []byte { return f.key }
+
+// Thumbnail returns the encrypted thumbnail object as the store holds it
+// now, and false when there is no row or its bytes are gone.
+func (f *File) Thumbnail() ([]byte, bool) {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	o := f.s.objects[f.thumbObject]
+	if f.thumbObject == "" || o == nil || o.lost {
+		return nil, false
+	}
+	return bytes.Clone(o.data), true
+}
+
+// LoseThumbnail deletes the thumbnail's bytes from the store, keeping its
+// row and recorded size: what Ente's users see as a grey tile.
+func (f *File) LoseThumbnail() {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	if o := f.s.objects[f.thumbObject]; o != nil {
+		o.lost = true
+	}
+}

@@ -96,7 +96,11 @@ type Item struct {
 	Header       []byte
 	Size         int64 // ciphertext size, or -1 when unknown
 	Meta         state.Meta
-	Raw          *apiclient.File
+	// Placeholder: the uploader could not make a thumbnail and stored
+	// Ente's fixed black one (metadata.hasStaticThumbnail, or
+	// pubMagicMetadata.noThumb from the mobile apps).
+	Placeholder bool
+	Raw         *apiclient.File
 }
 
 // OpenItem decrypts a file entry with its album's key. Deleted entries come
@@ -122,10 +126,15 @@ func OpenItem(f *apiclient.File, a *Album) (*Item, error) {
 	if it.Meta, err = parseMetadata(md); err != nil {
 		return nil, fmt.Errorf("file %d: reading its metadata: %w", f.ID, err)
 	}
+	var static struct {
+		HasStaticThumbnail bool `json:"hasStaticThumbnail"`
+	}
+	_ = json.Unmarshal(md, &static) // parseMetadata accepted it already
 	var pub publicMagic
 	if err := openMagic(f.PubMagicMetadata, key, &pub); err == nil {
 		pub.apply(&it.Meta)
 	}
+	it.Placeholder = static.HasStaticThumbnail || pub.NoThumb
 	return it, nil
 }
 
@@ -184,6 +193,7 @@ type publicMagic struct {
 	Caption    json.RawMessage `json:"caption"`
 	Lat        *float64        `json:"lat"`
 	Long       *float64        `json:"long"`
+	NoThumb    bool            `json:"noThumb"`
 }
 
 func (p publicMagic) apply(m *state.Meta) {
