@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -56,6 +57,37 @@ func Open(path string) (*Store, error) {
 			return fmt.Errorf("state schema version %s, this quak reads %d", v, schemaVersion)
 		}
 		return meta.Put(keyVersion, []byte(fmt.Sprint(schemaVersion)))
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{db: db}, nil
+}
+
+// OpenReadOnly opens an existing state for reading (quak status, verify
+// and the thumbnail helper's --from). It fails with ErrBusy while a backup
+// holds the state.
+func OpenReadOnly(path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Millisecond})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, ErrBusy
+	}
+	if err != nil {
+		return nil, err
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil || tx.Bucket(bucketFiles) == nil || tx.Bucket(bucketCollections) == nil {
+			return fmt.Errorf("%s is not a quak state database", path)
+		}
+		if v := meta.Get(keyVersion); string(v) != fmt.Sprint(schemaVersion) {
+			return fmt.Errorf("state schema version %s, this quak reads %d", v, schemaVersion)
+		}
+		return nil
 	})
 	if err != nil {
 		_ = db.Close()

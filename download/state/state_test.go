@@ -50,3 +50,23 @@ func TestSecondOpenIsBusy(t *testing.T) {
 	_, err = Open(path)
 	assert.ErrorIs(t, err, ErrBusy)
 }
+
+func TestOpenReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	_, err := OpenReadOnly(path)
+	require.Error(t, err, "a missing state is not created")
+	s, err := Open(path)
+	require.NoError(t, err)
+	require.NoError(t, s.Commit([]*File{{ID: 4, Status: Saved}}, nil))
+	_, err = OpenReadOnly(path)
+	require.ErrorIs(t, err, ErrBusy, "a running backup holds the state")
+	require.NoError(t, s.Close())
+
+	r, err := OpenReadOnly(path)
+	require.NoError(t, err)
+	f, err := r.File(4)
+	require.NoError(t, err)
+	assert.Equal(t, Saved, f.Status)
+	require.Error(t, r.Commit([]*File{{ID: 5}}, nil), "read-only means read-only")
+	require.NoError(t, r.Close())
+}
