@@ -1,0 +1,225 @@
+package thumbnails
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/retry"
+)
+
+// infoBatch is how many file ids go into one POST /files/info.
+const infoBatch = 200
+
+// maxThumbnail bounds what quak reads of a thumbnail object; Ente's are
+// about 100 KiB, and a body beyond this is not a thumbnail.
+const maxThumbnail = 16 << 20
+
+// candidate is an owned file to check, with what repairing it needs.
+type candidate struct {
+	item         *catalog.Item
+	album        string
+	collectionID int64 // an album that holds it, for re-reading the file
+	// budget is the recorded encrypted size of its thumbnail (the size rule's
+	// bound), or -1 when the server did not say.
+	budget int64
+}
+
+// list walks every album the account can see and returns the owned files
+// (each once) in the chosen albums, in id order. Files owned by others are
+// counted in SharedIn; an album that cannot be opened is counted and
+// reported, and its files go unchecked.
+func (r *run) list(ctx context.Context) ([]*candidate, error) {
+	var colls []apiclient.Collection
+	err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+		var err error
+		colls, err = r.o.Client.Collections(ctx, 0)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing albums: %w", err)
+	}
+	sort.Slice(colls, func(i, j int) bool { return colls[i].ID < colls[j].ID })
+	owned := map[int64]*candidate{}
+	shared := map[int64]bool{}
+	for i := range colls {
+		if colls[i].IsDeleted {
+			continue
+		}
+		a, err := catalog.OpenAlbum(&colls[i], r.o.Keys)
+		if err == nil && !r.o.Albums.Take(a.ID, a.Name) {
+			continue
+		}
+		if err == nil {
+			err = r.listAlbum(ctx, a, owned, shared)
+		}
+		if errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil {
+			return nil, err
+		}
+		if err != nil {
+			r.sum.AlbumsFailed++
+			name := ""
+			if a != nil {
+				name = a.Name
+			}
+			r.emit(Event{Album: name, Err: fmt.Errorf("album %d could not be listed: %w", colls[i].ID, err)})
+		}
+	}
+	out := make([]*candidate, 0, len(owned))
+	for _, c := range owned {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].item.FileID < out[j].item.FileID })
+	if err := r.recordedSizes(ctx, out); err != nil {
+		return nil, err
+	}
+	r.sum.SharedIn = len(shared)
+	return out, nil
+}
+
+// listAlbum adds the album's live entries to owned or shared.
+func (r *run) listAlbum(ctx context.Context, a *catalog.Album, owned map[int64]*candidate, shared map[int64]bool) error {
+	for since := int64(0); ; {
+		var page *apiclient.DiffPage
+		err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+			var err error
+			page, err = r.o.Client.Diff(ctx, a.ID, since)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for i := range page.Diff {
+			f := &page.Diff[i]
+			if f.IsDeleted || owned[f.ID] != nil {
+				continue
+			}
+			if f.OwnerID != r.o.Keys.UserID {
+				shared[f.ID] = true
+				continue
+			}
+			it, err := catalog.OpenItem(f, a)
+			if err != nil {
+				return err
+			}
+			c := &candidate{item: it, album: a.Name, collectionID: a.ID, budget: -1}
+			if f.Info != nil && f.Info.ThumbSize > 0 {
+				c.budget = f.Info.ThumbSize
+			}
+			owned[f.ID] = c
+		}
+		next := apiclient.DiffCursor(since, page.Diff)
+		if !page.HasMore || next <= since {
+			return nil
+		}
+		since = next
+	}
+}
+
+// recordedSizes asks museum for the sizes on record (POST /files/info),
+// which the size rule compares against, in batches.
+func (r *run) recordedSizes(ctx context.Context, cs []*candidate) error {
+	for start := 0; start < len(cs); start += infoBatch {
+		batch := cs[start:min(start+infoBatch, len(cs))]
+		ids := make([]int64, len(batch))
+		for i, c := range batch {
+			ids[i] = c.item.FileID
+		}
+		var info map[int64]apiclient.FileInfo
+		err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+			var err error
+			info, err = r.o.Client.FilesInfo(ctx, ids)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("reading recorded sizes: %w", err)
+		}
+		for _, c := range batch {
+			if fi, ok := info[c.item.FileID]; ok {
+				c.budget = -1
+				if fi.ThumbSize > 0 {
+					c.budget = fi.ThumbSize
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// check classifies c's thumbnail. Only a 404 from the object store is
+// "lost", only bytes that fail twice (or decrypt to no image) are
+// "corrupt"; anything that might be the network is "unknown", so a flaky
+// link never leads quak to replace a good thumbnail.
+func (r *run) check(ctx context.Context, c *candidate) (Class, error) {
+	if c.item.Placeholder {
+		return Placeholder, nil
+	}
+	var last error
+	for try := 1; try <= 2; try++ {
+		data, err := r.fetchThumbnail(ctx, c.item.FileID, c.budget)
+		var ae *errs.ApiError
+		switch {
+		case fatal(ctx, err):
+			return Unknown, err
+		case errors.As(err, &ae) && ae.Status == 404 && ae.ObjectStore:
+			return Lost, nil
+		case errors.As(err, &ae) && ae.Status == 404:
+			return NoRecord, nil
+		case err != nil:
+			return Unknown, err
+		}
+		plain, err := secretstream.OpenBlob(c.item.Key, c.item.Raw.Thumbnail.DecryptionHeader, data)
+		if err == nil {
+			if IsImage(plain) {
+				return OK, nil
+			}
+			return Corrupt, errors.New("the thumbnail decrypts but is not an image")
+		}
+		if !errors.Is(err, errs.ErrCorrupted) {
+			return Unknown, err
+		}
+		// Bytes that fail to authenticate may have been damaged in flight:
+		// only a second download that fails too proves them corrupt.
+		last = err
+	}
+	return Corrupt, last
+}
+
+// fetchThumbnail downloads the encrypted thumbnail, retried as one unit
+// with its length check: a body shorter or longer than want (the size on
+// record, or -1) was cut or padded on the way, which is the network's doing.
+func (r *run) fetchThumbnail(ctx context.Context, fileID, want int64) ([]byte, error) {
+	var data []byte
+	err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+		obj, err := r.o.Client.DownloadThumbnail(ctx, fileID)
+		if err != nil {
+			return err
+		}
+		defer obj.Body.Close()
+		var buf bytes.Buffer
+		n, err := io.Copy(&buf, io.LimitReader(obj.Body, maxThumbnail+1))
+		if err != nil {
+			return err
+		}
+		if n > maxThumbnail {
+			return fmt.Errorf("thumbnail of file %d is over %d bytes", fileID, maxThumbnail)
+		}
+		if want > 0 && n != want {
+			reason := errs.PartialChunk
+			if n > want {
+				reason = errs.TrailingData
+			}
+			return &errs.TruncatedStreamError{Reason: reason, Got: n, Want: want}
+		}
+		data = buf.Bytes()
+		return nil
+	})
+	return data, err
+}

@@ -1,0 +1,249 @@
+package thumbnails
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/filter"
+	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/retry"
+)
+
+// Class is what quak found of a file's thumbnail on the server.
+type Class string
+
+// Classes, ENTE_PROTOCOL.md §8.3.
+const (
+	OK          Class = "ok"          // downloads, decrypts with the file key, decodes as an image
+	Lost        Class = "lost"        // the object store answers 404 after museum's redirect: repairable
+	Corrupt     Class = "corrupt"     // twice fails to authenticate, or is not an image: repairable
+	NoRecord    Class = "no-record"   // museum has no thumbnail row (404 before any redirect): not repairable
+	Placeholder Class = "placeholder" // Ente's black placeholder on purpose: the size rule forbids a real one
+	Unknown     Class = "unknown"     // could not be checked (5xx, timeouts, 429 past the retries): never repaired
+)
+
+// Action is what quak did about a file.
+type Action string
+
+// Actions.
+const (
+	None        Action = "none"         // nothing to do (ok)
+	Reported    Action = "reported"     // no-record, placeholder, unknown: nothing quak may do
+	Repaired    Action = "repaired"     // uploaded, committed, and read back identical
+	WouldRepair Action = "would-repair" // --dry-run: a thumbnail that fits was made, not uploaded
+	TooLarge    Action = "too-large"    // no thumbnail fits the size on record: not uploaded
+	Unsupported Action = "unsupported"  // quak cannot read the original (format, missing tool)
+	Failed      Action = "failed"       // the repair failed; Err says why
+	Skipped     Action = "skipped"      // beyond --limit: left for another run
+)
+
+// Event is one file's outcome. Fields that do not apply are zero.
+type Event struct {
+	FileID int64
+	Album  string
+	Title  string
+	Class  Class
+	Action Action
+	// Budget is the recorded encrypted size a new thumbnail must not
+	// exceed, and Size the encrypted size of the one made.
+	Budget int64
+	Size   int64
+	Err    error
+}
+
+// Summary is what a run found and did.
+type Summary struct {
+	Owned        int // files the account owns, checked
+	SharedIn     int // files in albums shared with the account, owned by others: never touched
+	AlbumsFailed int // albums that could not be listed: their files went unchecked
+	Classes      map[Class]int
+	Actions      map[Action]int
+	// Problems lists the files that keep the run from exit 0: unknown,
+	// too-large, unsupported or failed.
+	Problems []int64
+	Duration time.Duration
+}
+
+// Healthy reports whether every owned file is ok, repaired, or beyond
+// quak's reach by design (no-record, placeholder), and every album listed.
+func (s *Summary) Healthy() bool { return len(s.Problems) == 0 && s.AlbumsFailed == 0 }
+
+// Options configure a run of the helper.
+type Options struct {
+	Client      *apiclient.Client // authenticated
+	Keys        catalog.Keys
+	Policy      retry.Policy
+	Concurrency int           // files checked and repaired at once (default 4)
+	DryRun      bool          // find and regenerate, upload nothing
+	Limit       int           // repair at most this many (0: no limit)
+	Albums      filter.Albums // only files in these albums
+	// FromDir is a quak backup folder whose verified copies are used
+	// instead of downloading originals ("" to always download).
+	FromDir string
+	// TempDir holds originals and tool output while a thumbnail is made
+	// (default os.TempDir()); quak makes a private folder in it and removes
+	// it at the end.
+	TempDir string
+	Tools   Tools     // external decoders (default SystemTools)
+	Rand    io.Reader // header randomness (default crypto/rand)
+	// Events, if set, hears of each file once, and of each album that
+	// could not be listed (FileID 0, Err set). Calls never overlap.
+	Events func(Event)
+}
+
+// ErrBackupBusy reports that --from's backup folder is in use by a backup.
+var ErrBackupBusy = errors.New("the backup folder is in use by a running backup; try again when it ends")
+
+type run struct {
+	o    Options
+	tmp  string
+	from *localCopies
+
+	emitMu  sync.Mutex
+	mu      sync.Mutex
+	sum     Summary
+	started int // repairs started, against Limit
+}
+
+// Run finds the account's owned files whose thumbnails are lost or corrupt
+// and repairs them. Files that fail are reported in the summary, not as an
+// error; errors stop the run: errs.ErrNotLoggedIn, context errors, a
+// listing that fails, an unusable --from folder.
+func Run(ctx context.Context, o Options) (*Summary, error) {
+	start := time.Now()
+	if o.Concurrency < 1 {
+		o.Concurrency = 4
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Reader
+	}
+	if o.Tools.LookPath == nil || o.Tools.Run == nil {
+		o.Tools = SystemTools()
+	}
+	r := &run{o: o, sum: Summary{Classes: map[Class]int{}, Actions: map[Action]int{}}}
+	defer func() { r.sum.Duration = time.Since(start) }()
+	if o.FromDir != "" {
+		lc, err := openLocalCopies(o.FromDir)
+		if err != nil {
+			return &r.sum, err
+		}
+		defer lc.close()
+		r.from = lc
+	}
+	tmp, err := os.MkdirTemp(o.TempDir, "quak-thumbnails-")
+	if err != nil {
+		return &r.sum, fmt.Errorf("making a private temp folder: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	r.tmp = tmp
+
+	files, err := r.list(ctx)
+	if err != nil {
+		return &r.sum, err
+	}
+	r.sum.Owned = len(files)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	jobs := make(chan *candidate)
+	var wg sync.WaitGroup
+	for i := 0; i < o.Concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range jobs {
+				if err := r.handle(ctx, c); err != nil {
+					cancel(err)
+				}
+			}
+		}()
+	}
+feed:
+	for _, c := range files {
+		select {
+		case jobs <- c:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return &r.sum, context.Cause(ctx)
+	}
+	sort.Slice(r.sum.Problems, func(i, j int) bool { return r.sum.Problems[i] < r.sum.Problems[j] })
+	return &r.sum, nil
+}
+
+// handle checks one file and repairs it when it may. Only errors that stop
+// the run are returned.
+func (r *run) handle(ctx context.Context, c *candidate) error {
+	class, err := r.check(ctx, c)
+	if fatal(ctx, err) {
+		return err
+	}
+	e := Event{FileID: c.item.FileID, Album: c.album, Title: c.item.Meta.Title, Class: class, Budget: c.budget, Err: err}
+	switch class {
+	case OK:
+		e.Action = None
+	case Lost, Corrupt:
+		e.Err = nil
+		e.Action, e.Size, e.Err = r.repair(ctx, c)
+		if fatal(ctx, e.Err) {
+			return e.Err
+		}
+	default:
+		e.Action = Reported
+	}
+	r.record(e)
+	return nil
+}
+
+func (r *run) record(e Event) {
+	r.mu.Lock()
+	r.sum.Classes[e.Class]++
+	r.sum.Actions[e.Action]++
+	switch e.Action {
+	case TooLarge, Unsupported, Failed:
+		r.sum.Problems = append(r.sum.Problems, e.FileID)
+	default:
+		if e.Class == Unknown {
+			r.sum.Problems = append(r.sum.Problems, e.FileID)
+		}
+	}
+	r.mu.Unlock()
+	r.emit(e)
+}
+
+func (r *run) emit(e Event) {
+	if r.o.Events == nil {
+		return
+	}
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
+	r.o.Events(e)
+}
+
+// takeSlot counts a repair against --limit, or reports that none is left.
+func (r *run) takeSlot() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.o.Limit > 0 && r.started >= r.o.Limit {
+		return false
+	}
+	r.started++
+	return true
+}
+
+// fatal reports errors that stop the whole run.
+func fatal(ctx context.Context, err error) bool {
+	return err != nil && (errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil)
+}
