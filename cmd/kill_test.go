@@ -33,7 +33,7 @@ func TestKilledDuringADownload(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	<-s.Stalled // quak is in the middle of the file
+	waitStalled(t, s) // quak is in the middle of the file
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	<-s.Stalled
+	waitStalled(t, s)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

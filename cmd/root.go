@@ -21,6 +21,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/thumbnails"
 )
 
 // deps is what commands need from the outside world, so tests can supply
@@ -33,6 +34,7 @@ type deps struct {
 	// readPassword reads a line without echo; nil when stdin is no terminal.
 	readPassword func() ([]byte, error)
 	sleep        func(context.Context, time.Duration) error
+	now          func() time.Time  // nil: time.Now
 	transport    http.RoundTripper // nil: a clone of http.DefaultTransport
 	// stderrIsTerminal shows a progress bar; cron gets plain lines.
 	stderrIsTerminal bool
@@ -106,7 +108,7 @@ interrupted.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &usageError{err}
 	})
-	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newWhoamiCmd(d), newBackupCmd(d))
+	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newWhoamiCmd(d), newBackupCmd(d), newHelperCmd(d))
 	return root
 }
 
@@ -130,10 +132,13 @@ func report(w io.Writer, err error) int {
 	var ue *usageError
 	var ae *errs.ApiError
 	var pe *partialError
+	var qe *problemsError
 	var de *backup.DirError
 	switch {
-	case errors.As(err, &pe):
+	case errors.As(err, &pe), errors.As(err, &qe):
 		return exitPartial
+	case errors.Is(err, thumbnails.ErrBackupBusy):
+		return exitLocked
 	case errors.Is(err, backup.ErrLocked):
 		fmt.Fprintln(w, "quak: hint: wait for the other run to finish; the lock goes away with it")
 		return exitLocked

@@ -1,0 +1,237 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/filter"
+	"github.com/quak-photos/quak/retry"
+	"github.com/quak-photos/quak/thumbnails"
+)
+
+type fixThumbsOpts struct {
+	net         netFlags
+	dryRun      bool
+	limit       int
+	from        string
+	albums      []string
+	exclude     []string
+	json        bool
+	concurrency int
+	attempts    int
+}
+
+func newFixThumbnailsCmd(d deps) *cobra.Command {
+	o := &fixThumbsOpts{}
+	c := &cobra.Command{
+		Use:   "fix-missing-thumbnails",
+		Short: "Find thumbnails Ente has lost or damaged and make them again",
+		Long: `Check the thumbnail of every file your account owns and repair the ones
+the server has lost (its bytes are gone) or that are damaged (they do not
+decrypt, or are not an image): quak makes a new one from the original, as
+Ente's apps do (JPEG, longer side 720 px), fits it within the size the
+server has on record (the server refuses a larger one), encrypts it with the
+file's key, uploads it, and reads it back before calling it repaired.
+
+This changes your account: Ente's apps on other devices fetch the new
+thumbnails. Run with --dry-run first to see what would change.
+
+It never touches:
+  - files others shared with you (only their owner can; counted once),
+  - thumbnails the server has no record of (no-record: the server would
+    refuse the update), and Ente's deliberate black placeholders,
+  - thumbnails it could not check (unknown: errors or rate limits that
+    outlasted the retries); a flaky network never counts as "missing".
+
+Originals are downloaded and checked against Ente's hash, or, with --from,
+taken from a quak backup folder where their hash still matches. JPEG, PNG,
+GIF and WebP are read by quak itself; HEIC needs libheif's heif-dec (or
+heif-convert) and videos need ffmpeg on PATH, else they are reported
+unsupported.
+
+Exit codes:
+  0  every owned file is ok or repaired (or beyond repair by design)
+  2  some file is unknown, too large to fit, unsupported, or failed
+  3  not logged in, or the session was rejected
+  4  --from's backup folder is in use by a running backup
+  1  any other fatal error`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runFixThumbnails(c.Context(), d, o) },
+	}
+	f := c.Flags()
+	f.BoolVar(&o.dryRun, "dry-run", false, "find and regenerate, but upload nothing")
+	f.IntVar(&o.limit, "limit", 0, "repair at most N files this run (0: no limit)")
+	f.StringVar(&o.from, "from", "", "take originals from this quak backup folder when their hash matches")
+	f.StringArrayVar(&o.albums, "albums", nil, "only files in these albums (name glob or id; repeatable)")
+	f.StringArrayVar(&o.exclude, "exclude-albums", nil, "skip files in these albums (name glob or id; repeatable)")
+	f.BoolVar(&o.json, "json", false, "JSON lines on stdout: one object per file, then a summary")
+	f.IntVar(&o.concurrency, "concurrency", 4, "files checked and repaired at once")
+	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per request before a file counts as unknown")
+	o.net.register(f)
+	return c
+}
+
+func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
+	if o.concurrency < 1 || o.attempts < 1 || o.limit < 0 {
+		return &usageError{fmt.Errorf("--concurrency and --attempts must be at least 1, --limit at least 0")}
+	}
+	albums := filter.Albums{Include: o.albums, Exclude: o.exclude}
+	if err := albums.Validate(); err != nil {
+		return &usageError{err}
+	}
+	a, c, err := loadSession(d, &o.net)
+	if err != nil {
+		return err
+	}
+	p := retry.Default()
+	p.MaxAttempts = o.attempts
+	if d.sleep != nil {
+		p.Sleep = d.sleep
+	}
+	tp := &thumbPrinter{d: d}
+	if o.json {
+		tp.json = newJSONLines(d)
+	}
+	p.OnRetry = tp.retry
+	sum, err := thumbnails.Run(ctx, thumbnails.Options{
+		Client:      c,
+		Keys:        catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey},
+		Policy:      p,
+		Concurrency: o.concurrency,
+		DryRun:      o.dryRun,
+		Limit:       o.limit,
+		Albums:      albums,
+		FromDir:     o.from,
+		Events:      tp.event,
+	})
+	if err != nil {
+		return err
+	}
+	tp.summary(sum, o.dryRun)
+	if !sum.Healthy() {
+		return &problemsError{fmt.Sprintf("%d files need attention (unknown, too large, unsupported or failed) and %d albums could not be listed",
+			len(sum.Problems), sum.AlbumsFailed)}
+	}
+	return nil
+}
+
+// thumbPrinter shows the helper's events: a line on stderr for every file
+// that is not simply ok, and the summary on stdout; with --json, JSON
+// lines on stdout instead of the summary line.
+type thumbPrinter struct {
+	d    deps
+	json *jsonLines
+}
+
+func (tp *thumbPrinter) retry(err error, attempt int, delay time.Duration) {
+	if tp.json != nil {
+		tp.json.write("retry", map[string]any{"attempt": attempt, "delay": delay.Seconds(), "cause": err.Error()})
+	}
+	fmt.Fprintf(tp.d.stderr, "quak: attempt %d failed, retrying in %s: %v\n", attempt, delay.Round(100*time.Millisecond), err)
+}
+
+func (tp *thumbPrinter) event(e thumbnails.Event) {
+	if tp.json != nil {
+		tp.json.write("thumbnail", map[string]any{
+			"fileID": e.FileID, "album": e.Album, "title": e.Title, "class": string(e.Class),
+			"action": string(e.Action), "error": errText(e.Err), "recordedSize": e.Budget, "newSize": e.Size,
+		})
+	}
+	if e.FileID == 0 {
+		fmt.Fprintf(tp.d.stderr, "quak: %v\n", e.Err)
+		return
+	}
+	if e.Action == thumbnails.None {
+		return
+	}
+	line := fmt.Sprintf("quak: %s, %s: %s / %s (file %d)", e.Class, e.Action, e.Album, orUnknown(e.Title), e.FileID)
+	if e.Size > 0 {
+		line += fmt.Sprintf(", %d of %d bytes", e.Size, e.Budget)
+	}
+	if e.Err != nil {
+		line += ": " + e.Err.Error()
+	}
+	fmt.Fprintln(tp.d.stderr, line)
+}
+
+// thumbClasses and thumbActions fix the order counts are printed in.
+var (
+	thumbClasses = []thumbnails.Class{thumbnails.OK, thumbnails.Lost, thumbnails.Corrupt, thumbnails.NoRecord,
+		thumbnails.Placeholder, thumbnails.Unknown}
+	thumbActions = []thumbnails.Action{thumbnails.Repaired, thumbnails.WouldRepair, thumbnails.TooLarge,
+		thumbnails.Unsupported, thumbnails.Failed, thumbnails.Skipped}
+)
+
+func (tp *thumbPrinter) summary(s *thumbnails.Summary, dryRun bool) {
+	if tp.json != nil {
+		classes, actions := map[string]int{}, map[string]int{}
+		for k, v := range s.Classes {
+			classes[string(k)] = v
+		}
+		for k, v := range s.Actions {
+			actions[string(k)] = v
+		}
+		problems := append([]int64{}, s.Problems...)
+		tp.json.write("summary", map[string]any{
+			"owned": s.Owned, "sharedIn": s.SharedIn, "albumsFailed": s.AlbumsFailed, "classes": classes,
+			"actions": actions, "problems": problems, "dryRun": dryRun, "healthy": s.Healthy(),
+			"duration": s.Duration.Seconds(), "exitCode": thumbExitCode(s),
+		})
+		return
+	}
+	writeThumbSummary(tp.d.stdout, s, dryRun)
+}
+
+func thumbExitCode(s *thumbnails.Summary) int {
+	if s.Healthy() {
+		return exitOK
+	}
+	return exitPartial
+}
+
+func writeThumbSummary(w io.Writer, s *thumbnails.Summary, dryRun bool) {
+	var parts []string
+	for _, c := range thumbClasses {
+		if n := s.Classes[c]; n > 0 || c == thumbnails.OK {
+			parts = append(parts, fmt.Sprintf("%d %s", n, c))
+		}
+	}
+	fmt.Fprintf(w, "%d owned files checked: %s", s.Owned, strings.Join(parts, ", "))
+	parts = parts[:0]
+	for _, a := range thumbActions {
+		if n := s.Actions[a]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, a))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "; %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "; in %s\n", s.Duration.Round(time.Millisecond))
+	if s.SharedIn > 0 {
+		fmt.Fprintf(w, "%d files shared with you by others were not checked: only their owners can repair them.\n", s.SharedIn)
+	}
+	if dryRun && s.Actions[thumbnails.WouldRepair] > 0 {
+		fmt.Fprintln(w, "Dry run: nothing was uploaded. Run again without --dry-run to repair.")
+	}
+	if n := s.Actions[thumbnails.Skipped]; n > 0 {
+		fmt.Fprintf(w, "%d repairable files were left by --limit; run again to repair them.\n", n)
+	}
+	if len(s.Problems) > 0 {
+		ids := make([]string, 0, len(s.Problems))
+		for _, id := range s.Problems {
+			ids = append(ids, fmt.Sprint(id))
+		}
+		fmt.Fprintf(w, "Needing attention: %s\n", strings.Join(ids, " "))
+	}
+}
+
+// problemsError is a run that finished but left files needing attention.
+type problemsError struct{ msg string }
+
+func (e *problemsError) Error() string { return e.msg }

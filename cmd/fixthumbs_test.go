@@ -1,0 +1,196 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+)
+
+// realJPEG is a w×h JPEG original to make thumbnails from.
+func realJPEG(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.Set(x, y, color.RGBA{byte(x), byte(y), byte(x ^ y), 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 85}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// lostThumb adds a file whose thumbnail's bytes are gone, with a roomy size
+// on record.
+func lostThumb(t *testing.T, a *enteapitest.Album, title string) *enteapitest.File {
+	t.Helper()
+	return a.AddFile(enteapitest.FileSpec{Title: title, Data: realJPEG(t, 320, 240), LostThumbnail: true, Thumbnail: make([]byte, 100<<10)})
+}
+
+func TestHelperIsAGroup(t *testing.T) {
+	code, out, _ := newEnv(t).run("helper")
+	if code != 0 || !strings.Contains(out, "fix-missing-thumbnails") {
+		t.Fatalf("code %d, %q", code, out)
+	}
+	code, out, _ = newEnv(t).run("helper", "fix-missing-thumbnails", "--help")
+	if code != 0 || !strings.Contains(out, "--dry-run") || !strings.Contains(out, "changes your account") {
+		t.Fatalf("code %d, %q", code, out)
+	}
+}
+
+func TestFixThumbnailsDryRunThenRepair(t *testing.T) {
+	e, s, u, _ := loggedIn(t)
+	a := u.AddAlbum("Trip")
+	f := lostThumb(t, a, "beach.jpg")
+	a.AddFile(enteapitest.FileSpec{Title: "fine.jpg", Data: []byte("x")})
+
+	code, out, errOut := e.run("helper", "fix-missing-thumbnails", "--dry-run")
+	if code != 0 || !strings.Contains(out, "1 would-repair") || !strings.Contains(out, "Dry run") {
+		t.Fatalf("dry run: code %d\n%s%s", code, out, errOut)
+	}
+	if n := s.Requests("PUT /files/thumbnail"); n != 0 {
+		t.Fatalf("a dry run committed %d thumbnails", n)
+	}
+	code, out, errOut = e.run("helper", "fix-missing-thumbnails")
+	if code != 0 || !strings.Contains(out, "2 owned files checked: 1 ok, 1 lost; 1 repaired") {
+		t.Fatalf("repair: code %d\n%s%s", code, out, errOut)
+	}
+	if want := fmt.Sprintf("lost, repaired: Trip / beach.jpg (file %d)", f.ID); !strings.Contains(errOut, want) {
+		t.Fatalf("no line for the repaired file: %q", errOut)
+	}
+	if _, ok := f.Thumbnail(); !ok {
+		t.Fatal("the server still has no thumbnail")
+	}
+}
+
+func TestFixThumbnailsStormExits2(t *testing.T) {
+	e, s, u, _ := loggedIn(t)
+	f := lostThumb(t, u.AddAlbum("A"), "x.jpg")
+	s.Inject(fmt.Sprintf("GET /files/preview/%d", f.ID), enteapitest.Repeat(enteapitest.Status(503), 10)...)
+	code, out, errOut := e.run("helper", "fix-missing-thumbnails")
+	if code != 2 || !strings.Contains(out, "1 unknown") || !strings.Contains(errOut, "unknown, reported") {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	if n := s.Requests("PUT /files/thumbnail"); n != 0 {
+		t.Fatalf("a storm led to %d commits", n)
+	}
+}
+
+func TestFixThumbnailsJSON(t *testing.T) {
+	e, _, u, _ := loggedIn(t)
+	a := u.AddAlbum("A")
+	ok := a.AddFile(enteapitest.FileSpec{Title: "ok.jpg", Data: []byte("x")})
+	big := a.AddFile(enteapitest.FileSpec{Title: "big.jpg", Data: realJPEG(t, 300, 200), LostThumbnail: true, Thumbnail: make([]byte, 100)})
+	code, out, errOut := e.run("helper", "fix-missing-thumbnails", "--json")
+	if code != 2 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	byFile := map[int64]map[string]any{}
+	var summary map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var obj map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &obj); err != nil {
+			t.Fatalf("not JSON: %q", sc.Text())
+		}
+		if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(obj["time"])); err != nil {
+			t.Fatalf("no time: %v", obj)
+		}
+		switch obj["type"] {
+		case "thumbnail":
+			byFile[int64(obj["fileID"].(float64))] = obj
+		case "summary":
+			summary = obj
+		default:
+			t.Fatalf("unknown type: %v", obj)
+		}
+	}
+	if o := byFile[ok.ID]; o["class"] != "ok" || o["action"] != "none" || o["error"] != nil || o["album"] != "A" {
+		t.Fatalf("ok file: %v", o)
+	}
+	if b := byFile[big.ID]; b["class"] != "lost" || b["action"] != "too-large" || b["error"] == nil || b["recordedSize"] != float64(117) {
+		t.Fatalf("too-large file: %v", b)
+	}
+	if summary == nil || summary["owned"] != float64(2) || summary["exitCode"] != float64(2) || summary["healthy"] != false {
+		t.Fatalf("summary: %v", summary)
+	}
+	if p := summary["problems"].([]any); len(p) != 1 || p[0] != float64(big.ID) {
+		t.Fatalf("problems: %v", p)
+	}
+}
+
+func TestFixThumbnailsUsage(t *testing.T) {
+	for _, args := range [][]string{{"--limit", "-1"}, {"--albums", "[x"}, {"extra"}} {
+		code, _, errOut := newEnv(t).run(append([]string{"helper", "fix-missing-thumbnails"}, args...)...)
+		if code != 64 {
+			t.Fatalf("%v: code %d, %q", args, code, errOut)
+		}
+	}
+	if code, _, _ := newEnv(t).run("helper", "fix-missing-thumbnails"); code != 3 {
+		t.Fatalf("not logged in: code %d", code)
+	}
+}
+
+// A SIGKILLed helper loses nothing: killed after one file's commit but
+// before it was read back, the rerun sees that file fixed and repairs the
+// rest; every repairable file is committed exactly once in all.
+func TestFixThumbnailsKilledAndRerun(t *testing.T) {
+	bin := buildQuak(t)
+	e, s, u, _ := loggedIn(t)
+	a := u.AddAlbum("A")
+	first, second, third := lostThumb(t, a, "1.jpg"), lostThumb(t, a, "2.jpg"), lostThumb(t, a, "3.jpg")
+	// The second file's check passes; its read-back after the commit stalls.
+	s.Inject(fmt.Sprintf("GET /files/preview/%d", second.ID), enteapitest.Pass(), enteapitest.StallHeaders())
+
+	cmd := exec.Command(bin, "helper", "fix-missing-thumbnails", "--concurrency", "1")
+	cmd.Env = append(os.Environ(), "QUAK_CONFIG_DIR="+e.vars["QUAK_CONFIG_DIR"])
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitStalled(t, s)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if n := s.Requests("PUT /files/thumbnail"); n != 2 {
+		t.Fatalf("%d commits before the kill, want 2", n)
+	}
+
+	code, out, errOut := e.run("helper", "fix-missing-thumbnails")
+	if code != 0 || !strings.Contains(out, "3 owned files checked: 2 ok, 1 lost; 1 repaired") {
+		t.Fatalf("rerun: code %d\n%s%s", code, out, errOut)
+	}
+	for _, f := range []*enteapitest.File{first, second, third} {
+		if _, ok := f.Thumbnail(); !ok {
+			t.Fatalf("file %d still has no thumbnail", f.ID)
+		}
+	}
+	if n := s.Requests("PUT /files/thumbnail"); n != 3 {
+		t.Fatalf("%d commits in all, want exactly one per file", n)
+	}
+}
+
+// waitStalled waits until the fake server holds a stalled request, or
+// fails the test after a bound instead of hanging the suite.
+func waitStalled(t *testing.T, s *enteapitest.Server) {
+	t.Helper()
+	select {
+	case <-s.Stalled:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server never saw the request it was to stall")
+	}
+}

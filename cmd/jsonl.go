@@ -1,0 +1,50 @@
+package cmd
+
+import (
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+)
+
+// jsonLines writes one JSON object per line: the machine-readable twin of
+// what the printer shows a person. Every object has "type" and "time"
+// (RFC 3339, UTC); README.md documents each type's fields, which only ever
+// grow.
+type jsonLines struct {
+	mu  sync.Mutex
+	w   io.Writer
+	now func() time.Time
+}
+
+func newJSONLines(d deps) *jsonLines {
+	now := d.now
+	if now == nil {
+		now = time.Now
+	}
+	return &jsonLines{w: d.stdout, now: now}
+}
+
+func (j *jsonLines) write(typ string, fields map[string]any) {
+	obj := make(map[string]any, len(fields)+2)
+	for k, v := range fields {
+		obj[k] = v
+	}
+	obj["type"] = typ
+	obj["time"] = j.now().UTC().Format(time.RFC3339Nano)
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return // only plain values go in; cannot happen
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_, _ = j.w.Write(append(b, '\n'))
+}
+
+// errText is an error's message for JSON, or nil.
+func errText(err error) any {
+	if err == nil {
+		return nil
+	}
+	return err.Error()
+}
