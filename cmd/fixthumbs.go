@@ -214,13 +214,13 @@ func writeThumbSummary(w io.Writer, s *thumbnails.Summary, dryRun bool) {
 	}
 	fmt.Fprintf(w, "; in %s\n", s.Duration.Round(time.Millisecond))
 	if s.SharedIn > 0 {
-		fmt.Fprintf(w, "%d files shared with you by others were not checked: only their owners can repair them.\n", s.SharedIn)
+		fmt.Fprintf(w, "%s shared with you by others not checked: only their owners can repair them.\n", plural(s.SharedIn, "file"))
 	}
 	if dryRun && s.Actions[thumbnails.WouldRepair] > 0 {
 		fmt.Fprintln(w, "Dry run: nothing was uploaded. Run again without --dry-run to repair.")
 	}
 	if n := s.Actions[thumbnails.Skipped]; n > 0 {
-		fmt.Fprintf(w, "%d repairable files were left by --limit; run again to repair them.\n", n)
+		fmt.Fprintf(w, "%s left by --limit; run again to repair them.\n", plural(n, "repairable file"))
 	}
 	if len(s.Problems) > 0 {
 		ids := make([]string, 0, len(s.Problems))
@@ -235,3 +235,11 @@ func writeThumbSummary(w io.Writer, s *thumbnails.Summary, dryRun bool) {
 type problemsError struct{ msg string }
 
 func (e *problemsError) Error() string { return e.msg }
+
+// plural is "1 file" or "n files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,6 +1,12 @@
 package enteapitest
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+)
 
 // Demo account credentials: the fake server's demo library belongs to them.
 const (
@@ -23,6 +29,10 @@ func DemoLibrary(s *Server) *User {
 	holidays.AddFile(FileSpec{Title: "IMG_0002.jpg", Size: 4<<20 + 1, Seed: 2})
 	holidays.AddFile(FileSpec{Title: "img_0002.JPG", Size: 2 << 10, Seed: 3})
 	holidays.AddFile(FileSpec{Title: "IMG_0003.HEIC", Size: 0, Seed: 4, EditedName: "Sunset.heic"})
+	// A real photo whose thumbnail Ente lost: a grey tile in Ente's apps,
+	// for quak helper fix-missing-thumbnails.
+	holidays.AddFile(FileSpec{Title: "IMG_0004.jpg", Data: SampleJPEG(1600, 1200, 4),
+		LostThumbnail: true, Thumbnail: make([]byte, 60<<10)})
 
 	family := u.AddAlbum("Family")
 	family.Add(beach) // the same file in two albums: downloaded once
@@ -65,4 +75,21 @@ func BenchLibrary(s *Server, n int, size int64) *User {
 		a.AddFile(FileSpec{Title: fmt.Sprintf("IMG_%05d.jpg", i), Size: size, Seed: byte(i), Materialize: true})
 	}
 	return u
+}
+
+// SampleJPEG is a w×h photo-like JPEG (gradients with some texture), for
+// libraries whose originals must decode as images.
+func SampleJPEG(w, h int, seed byte) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			n := byte((x*7 + y*13 + int(seed)*31) % 23)
+			img.Set(x, y, color.RGBA{byte(x*255/w) + n, byte(y*255/h) + seed, byte((x+y)/8) ^ n, 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 85}); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
 }
