@@ -46,6 +46,7 @@ func (r *run) adoptExisting(it *catalog.Item, sf *state.File, a *catalog.Album, 
 	}
 	rec := record(it, sf)
 	rec.Header, rec.Size, rec.Meta, rec.Status = keys.EncodeB64(it.Header), it.Size, it.Meta, state.Saved
+	rec.LocalHash = it.Meta.Hash
 	rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
 	n := r.namer(c)
 	r.mu.Lock()

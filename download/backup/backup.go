@@ -42,7 +42,21 @@ type Options struct {
 	// FileMode is given to saved files (default 0644); cmd passes 0666
 	// less the process umask, as any other program's files would get.
 	FileMode os.FileMode
+	// Record, if set, is called when a started run ends, even with an
+	// error, while the folder is still locked. What it returns is written
+	// atomically to DIR/.quak/last-run.json, and also to last-success.json
+	// when succeeded is true.
+	Record func(s *Summary, err error) (v any, succeeded bool)
+	// Redownload names saved files to download again before anything else
+	// (quak verify found them missing or changed).
+	Redownload []int64
 }
+
+// Files beside the state that tell how runs went (quak status reads them).
+const (
+	LastRunFile     = "last-run.json"
+	LastSuccessFile = "last-success.json"
+)
 
 // ErrLocked reports that another quak run holds the folder's lock.
 var ErrLocked = errors.New("another quak run is backing up this folder")
@@ -88,7 +102,7 @@ type run struct {
 // error. Errors: *DirError, ErrLocked, errs.ErrNotLoggedIn (the server
 // rejected the session: the run stops at once), context errors, and others;
 // files that fail are not errors but are counted in Summary.Failed.
-func Run(ctx context.Context, o Options) (*Summary, error) {
+func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	start := time.Now()
 	if o.Concurrency < 1 {
 		o.Concurrency = 4
@@ -100,13 +114,20 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return &Summary{}, err
 	}
-	unlock, err := lock(filepath.Join(dir, StateDir, "lock"))
+	unlock, err := Lock(dir)
 	if err != nil {
 		return &Summary{}, err
 	}
 	defer unlock()
 	r := &run{o: o, dir: dir, names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
 		touched: map[int64]bool{}, dirty: map[string]bool{}}
+	r.sum = Summary{Started: true, Start: start, Reasons: map[string]int{}}
+	defer func() {
+		r.sum.Duration = time.Since(start)
+		if rerr := r.record(err); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
 	if n, err := download.RemoveLeftovers(dir); err != nil {
 		return &r.sum, err
 	} else if n > 0 {
@@ -120,6 +141,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := r.checkAccount(); err != nil {
 		return &r.sum, err
 	}
+	if err := r.markForRedownload(ctx); err != nil {
+		return &r.sum, err
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.fetcher = &download.Fetcher{Client: o.Client, Policy: r.policy(), OnBytes: func(n int64) {
@@ -130,8 +154,30 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		err = cause
 	}
 	r.sum.Unchanged = r.unchanged()
-	r.sum.Duration = time.Since(start)
 	return &r.sum, err
+}
+
+// Lock takes DIR's lock, held by one quak run at a time (backup, verify),
+// or fails with ErrLocked. DIR/.quak must exist.
+func Lock(dir string) (unlock func(), err error) {
+	return lock(filepath.Join(dir, StateDir, "lock"))
+}
+
+// record writes last-run.json (and last-success.json) from o.Record.
+func (r *run) record(runErr error) error {
+	if r.o.Record == nil {
+		return nil
+	}
+	v, ok := r.o.Record(&r.sum, runErr)
+	if err := writeJSON(filepath.Join(r.dir, StateDir, LastRunFile), v); err != nil {
+		return fmt.Errorf("recording the run: %w", err)
+	}
+	if ok {
+		if err := writeJSON(filepath.Join(r.dir, StateDir, LastSuccessFile), v); err != nil {
+			return fmt.Errorf("recording the run: %w", err)
+		}
+	}
+	return download.SyncDir(filepath.Join(r.dir, StateDir))
 }
 
 // policy reports retries as events.
@@ -196,12 +242,17 @@ func (r *run) checkAccount() error {
 	return r.st.SetAccount(state.Account{UserID: r.o.Keys.UserID, Email: r.o.Email, Endpoint: r.o.Endpoint})
 }
 
-// unchanged counts saved files this run did not touch.
+// unchanged counts saved files this run did not touch, and totals what
+// the backup holds.
 func (r *run) unchanged() int {
 	n := 0
 	_ = r.st.Files(func(f *state.File) error {
-		if (f.Status == state.Saved || f.Status == state.HashMismatch) && !r.touched[f.ID] {
-			n++
+		if f.Status == state.Saved || f.Status == state.HashMismatch {
+			r.sum.TotalFiles++
+			r.sum.TotalBytes += plainSize(f.Size)
+			if !r.touched[f.ID] {
+				n++
+			}
 		}
 		return nil
 	})

@@ -521,7 +521,8 @@ func TestMissingLocalCopyIsRestored(t *testing.T) {
 	f.Edit(func(*enteapitest.FileSpec) {}) // bumps the file; local copy in A is missing
 	sum := e.mustRun()
 	e.same("A/x.jpg", f.Plaintext())
-	assert.LessOrEqual(t, sum.New+sum.Linked, 2)
+	assert.Equal(t, 1, sum.New, "the missing copy is downloaded again")
+	assert.Zero(t, sum.Linked)
 }
 
 func TestKeepsGoingWhenHardLinksAreImpossible(t *testing.T) {
@@ -533,6 +534,29 @@ func TestKeepsGoingWhenHardLinksAreImpossible(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []byte("content"), b)
 	assert.True(t, errors.Is(copyFile(src, dst), os.ErrExist) || errors.Is(copyFile(src, dst), syscall.EEXIST))
+}
+
+// On a file system that cannot hard-link, the second album gets a copy,
+// recorded as one, and the run succeeds.
+func TestCopiesWhenTheFileSystemCannotLink(t *testing.T) {
+	hardLink = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+	t.Cleanup(func() { hardLink = os.Link })
+	e := newEnv(t)
+	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
+	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 1000, Seed: 4})
+	b.Add(f)
+	sum := e.mustRun()
+	assert.Equal(t, 1, sum.New)
+	assert.Equal(t, 1, sum.Linked)
+	assert.Zero(t, sum.Failed)
+	e.same("A/x.jpg", f.Plaintext())
+	e.same("B/x.jpg", f.Plaintext())
+	fa, err := os.Stat(filepath.Join(e.dir, "A/x.jpg"))
+	require.NoError(t, err)
+	fb, err := os.Stat(filepath.Join(e.dir, "B/x.jpg"))
+	require.NoError(t, err)
+	assert.False(t, os.SameFile(fa, fb), "a copy, not a link")
+	assert.Equal(t, 1, e.downloads(), "copied locally, never downloaded twice")
 }
 
 func TestPlainSize(t *testing.T) {

@@ -40,8 +40,21 @@ type Event struct {
 	Err          error
 }
 
+// Failure is one file a run could not save.
+type Failure struct {
+	FileID int64  `json:"fileID"`
+	Album  string `json:"album"`
+	Title  string `json:"title"`
+	Reason string `json:"reason"` // one of the Reason… classes
+	Error  string `json:"error"`
+}
+
 // Summary is what a run did.
 type Summary struct {
+	// Started is set once the run is past its checks (folder, lock, state):
+	// a run refused before it starts has done nothing worth summarising.
+	Started bool
+	Start   time.Time
 	New             int // files downloaded
 	Linked          int // album entries made from files already saved
 	Adopted         int // files recognised from an existing export
@@ -54,4 +67,11 @@ type Summary struct {
 	AlbumsFailed    int
 	Bytes           int64
 	Duration        time.Duration
+	// Failures are the files not saved, by id; Reasons counts them by class.
+	Failures []Failure
+	Reasons  map[string]int
+	// TotalFiles and TotalBytes are what the backup holds after the run:
+	// files saved, and their plaintext bytes.
+	TotalFiles int
+	TotalBytes int64
 }

@@ -26,29 +26,34 @@ func commitTemp(tmp, final string, mode os.FileMode, mtime time.Time) error {
 	return os.Chtimes(final, mtime, mtime)
 }
 
+// hardLink is os.Link; tests replace it to model file systems that cannot
+// link.
+var hardLink = os.Link
+
 // linkOrCopy makes dst the same file as src: a hard link, or a copy where
-// the file system cannot link. It goes through a temp name, so dst is never
-// half-written and a stale dst is replaced.
-func linkOrCopy(src, dst string) error {
+// the file system cannot link (copied says which). It goes through a temp
+// name, so dst is never half-written and a stale dst is replaced.
+func linkOrCopy(src, dst string) (copied bool, err error) {
 	dir := filepath.Dir(dst)
 	tmp, err := os.CreateTemp(dir, download.TempPrefix+"link-*")
 	if err != nil {
-		return err
+		return false, err
 	}
 	name := tmp.Name()
 	_ = tmp.Close()
 	_ = os.Remove(name)
-	if err := os.Link(src, name); err != nil {
+	if err := hardLink(src, name); err != nil {
 		if err := copyFile(src, name); err != nil {
 			_ = os.Remove(name)
-			return fmt.Errorf("copying %s: %w", filepath.Base(src), err)
+			return false, fmt.Errorf("copying %s: %w", filepath.Base(src), err)
 		}
+		copied = true
 	}
 	if err := os.Rename(name, dst); err != nil {
 		_ = os.Remove(name)
-		return err
+		return false, err
 	}
-	return download.SyncDir(dir)
+	return copied, download.SyncDir(dir)
 }
 
 func copyFile(src, dst string) (err error) {

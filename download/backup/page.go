@@ -131,8 +131,11 @@ func record(it *catalog.Item, sf *state.File) *state.File {
 func (r *run) fail(sf *state.File, raw *apiclient.File, a *catalog.Album, title string, err error) *state.File {
 	rec := record(&catalog.Item{FileID: raw.ID, OwnerID: raw.OwnerID}, sf)
 	rec.Status, rec.Error, rec.Pending = state.Failed, err.Error(), raw
+	reason := Reason(err)
 	r.mu.Lock()
 	r.sum.Failed++
+	r.sum.Failures = append(r.sum.Failures, Failure{FileID: raw.ID, Album: a.Name, Title: title, Reason: reason, Error: err.Error()})
+	r.sum.Reasons[reason]++
 	r.touched[raw.ID] = true
 	r.mu.Unlock()
 	r.emit(Event{Kind: FileFailed, Album: a.Name, Title: title, FileID: raw.ID, CollectionID: a.ID, Err: err})

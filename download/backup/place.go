@@ -38,11 +38,12 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	}
 	size := p.Size
 	old := r.previous(sf, c, it)
-	names, mismatch, err := r.place(p, it, c, old, live, named)
+	names, local, mismatch, err := r.place(p, it, c, old, live, named)
 	if err != nil {
 		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
 	}
 	rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil
+	rec.LocalHash = local
 	rec.Status = state.Saved
 	if mismatch {
 		rec.Status = state.HashMismatch
@@ -76,12 +77,13 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 
 // place gives a downloaded file its final name(s) in the album folder. A
 // live photo is unzipped into its two parts, each checked against its hash.
-func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, old *state.Entry, live bool, named []string) (names []string, mismatch bool, err error) {
+// local is the hash of what was written, in Meta.Hash's form.
+func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, old *state.Entry, live bool, named []string) (names []string, local string, mismatch bool, err error) {
 	mtime := micros(it.Meta.CreationTime)
 	dir, err := r.albumDir(c)
 	if err != nil {
 		p.Discard()
-		return nil, false, err
+		return nil, "", false, err
 	}
 	if !live {
 		if named == nil {
@@ -89,15 +91,15 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		}
 		name := named[0]
 		if err := p.Commit(filepath.Join(dir, name), r.o.FileMode, mtime); err != nil {
-			return nil, false, err
+			return nil, "", false, err
 		}
 		r.dropOld(c, old, []string{name})
-		return []string{name}, p.HashMismatch, nil
+		return []string{name}, keys.EncodeB64(p.Hash), p.HashMismatch, nil
 	}
 	img, vid, err := livephoto.Unpack(p.Path(), dir, download.TempPrefix)
 	p.Discard()
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
 	ih, vh, ok := catalog.SplitLiveHash(it.Meta.Hash)
 	mismatch = ok && (!livephoto.HashMatches(ih, img.Hash) || !livephoto.HashMatches(vh, vid.Hash))
@@ -106,11 +108,11 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		if err := commitTemp(part.Path, filepath.Join(dir, names[i]), r.o.FileMode, mtime); err != nil {
 			_ = os.Remove(img.Path)
 			_ = os.Remove(vid.Path)
-			return nil, false, err
+			return nil, "", false, err
 		}
 	}
 	r.dropOld(c, old, names)
-	return names, mismatch, nil
+	return names, keys.EncodeB64(img.Hash) + ":" + keys.EncodeB64(vid.Hash), mismatch, nil
 }
 
 // previous is the entry a download replaces in c: the file's own, or the

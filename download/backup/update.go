@@ -93,13 +93,16 @@ func (r *run) link(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.
 		return nil, false, err
 	}
 	names := r.entryNames(c, nil, it.Meta.Title, partExts(src.Parts))
+	copied := false
 	for i, p := range src.Parts {
-		if err := linkOrCopy(filepath.Join(srcDir, p), filepath.Join(dir, names[i])); err != nil {
+		cp, err := linkOrCopy(filepath.Join(srcDir, p), filepath.Join(dir, names[i]))
+		if err != nil {
 			return nil, false, err
 		}
+		copied = copied || cp
 	}
 	rec := record(it, sf)
-	rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
+	rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta, Copy: copied}
 	if err := r.writeSidecar(rec, c, nil); err != nil {
 		return nil, false, err
 	}
@@ -127,10 +130,13 @@ func (r *run) relink(rec *state.File, c *state.Collection, cid int64) error {
 	if err != nil {
 		return err
 	}
+	e.Copy = false
 	for i := range src.Parts {
-		if err := linkOrCopy(filepath.Join(from, src.Parts[i]), filepath.Join(to, e.Parts[i])); err != nil {
+		cp, err := linkOrCopy(filepath.Join(from, src.Parts[i]), filepath.Join(to, e.Parts[i]))
+		if err != nil {
 			return err
 		}
+		e.Copy = e.Copy || cp
 	}
 	e.Meta = rec.Meta
 	return r.writeSidecar(rec, oc, nil)

@@ -22,6 +22,7 @@ var (
 	bucketMeta        = []byte("meta")
 	bucketCollections = []byte("collections")
 	bucketFiles       = []byte("files")
+	bucketVerified    = []byte("verified") // file id → when quak verify last checked it (unix seconds)
 	keyAccount        = []byte("account")
 	keyVersion        = []byte("version")
 )
@@ -47,7 +48,7 @@ func Open(path string) (*Store, error) {
 		return nil, err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketCollections, bucketFiles} {
+		for _, b := range [][]byte{bucketMeta, bucketCollections, bucketFiles, bucketVerified} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -165,6 +166,9 @@ type Entry struct {
 	Name    string   `json:"name"`
 	Parts   []string `json:"parts"`
 	Deleted bool     `json:"deleted,omitempty"` // removed or trashed on the server; the local copy is kept
+	// Copy: the parts were copied from another album's, not hard-linked
+	// (the file system could not link).
+	Copy bool `json:"copy,omitempty"`
 	// Meta is what this album's copy and sidecar reflect; each album's copy
 	// is brought up to date when that album's diff reports the edit.
 	Meta Meta `json:"meta"`
@@ -177,7 +181,11 @@ type File struct {
 	Header  string `json:"header"` // file.decryptionHeader: a new one means new content
 	Size    int64  `json:"size"`   // ciphertext bytes
 	Meta    Meta   `json:"meta"`
-	Status  Status `json:"status"`
+	// LocalHash is the BLAKE2b-512 (base64) of the bytes written, as Meta.Hash
+	// is written: "image:video" for a live photo. It differs from Meta.Hash
+	// only for a HashMismatch file; empty in records of older quaks.
+	LocalHash string `json:"localHash,omitempty"`
+	Status    Status `json:"status"`
 	Error   string `json:"error,omitempty"`
 	// Entries maps collection id to the file's place in that album folder.
 	Entries map[int64]*Entry `json:"entries"`
@@ -264,4 +272,38 @@ func id(n int64) []byte {
 	k := make([]byte, 8)
 	binary.BigEndian.PutUint64(k, uint64(n))
 	return k
+}
+
+// Verified returns when each file was last verified (files never verified
+// are absent).
+func (s *Store) Verified() (map[int64]time.Time, error) {
+	out := map[int64]time.Time{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketVerified)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if len(k) == 8 && len(v) == 8 {
+				out[int64(binary.BigEndian.Uint64(k))] = time.Unix(int64(binary.BigEndian.Uint64(v)), 0)
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// SetVerified records that files were verified at t.
+func (s *Store) SetVerified(ids []int64, t time.Time) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketVerified)
+		v := make([]byte, 8)
+		binary.BigEndian.PutUint64(v, uint64(t.Unix()))
+		for _, fid := range ids {
+			if err := b.Put(id(fid), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

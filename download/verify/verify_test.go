@@ -1,0 +1,167 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/retry"
+)
+
+type fix struct {
+	s   *enteapitest.Server
+	u   *enteapitest.User
+	dir string
+}
+
+func (fx *fix) backup(t *testing.T, redownload ...int64) *backup.Summary {
+	t.Helper()
+	p := retry.Default()
+	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	sum, err := backup.Run(context.Background(), backup.Options{
+		Dir: fx.dir, Client: fx.s.Client(nil).WithToken(fx.u.Token()), Policy: p, Redownload: redownload,
+		Keys: catalog.Keys{UserID: fx.u.ID, MasterKey: fx.u.MasterKey, PublicKey: fx.u.PublicKey, SecretKey: fx.u.SecretKey},
+	})
+	require.NoError(t, err)
+	return sum
+}
+
+func newFix(t *testing.T) *fix {
+	t.Helper()
+	s := enteapitest.New(enteapitest.Config{})
+	t.Cleanup(s.Close)
+	return &fix{s: s, u: s.AddUser("a@example.org", "pw", enteapitest.UserOptions{}), dir: t.TempDir()}
+}
+
+func verifyAll(t *testing.T, dir string) (*Summary, []Problem) {
+	t.Helper()
+	var got []Problem
+	sum, err := Run(context.Background(), Options{Dir: dir, Events: func(p Problem) { got = append(got, p) }})
+	require.NoError(t, err)
+	return sum, got
+}
+
+func TestFindsFlippedDeletedExtraAndUnlinked(t *testing.T) {
+	fx := newFix(t)
+	a := fx.u.AddAlbum("A")
+	flipped := a.AddFile(enteapitest.FileSpec{Title: "flipped.jpg", Size: 3000, Seed: 1})
+	gone := a.AddFile(enteapitest.FileSpec{Title: "gone.jpg", Size: 100, Seed: 2})
+	shared := a.AddFile(enteapitest.FileSpec{Title: "both.jpg", Size: 500, Seed: 3})
+	fx.u.AddAlbum("B").Add(shared)
+	a.AddFile(enteapitest.FileSpec{Title: "live.heic", FileType: 2,
+		Data: enteapitest.LivePhoto("heic", []byte("image"), "mov", []byte("video"))})
+	fx.backup(t)
+
+	sum, problems := verifyAll(t, fx.dir)
+	require.Empty(t, problems)
+	assert.True(t, sum.OK())
+	assert.Equal(t, 4, sum.Total)
+	assert.Equal(t, 4, sum.Checked)
+	assert.Equal(t, int64(3000+100+500+len("image")+len("video")), sum.Bytes, "a hard-linked copy is read once")
+
+	p := filepath.Join(fx.dir, "A", "flipped.jpg")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	b[1234] ^= 1
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	require.NoError(t, os.Remove(filepath.Join(fx.dir, "A", "gone.jpg")))
+	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "A", "stray.txt"), []byte("mine"), 0o644))
+	// rsync without -H, say: B's copy is now a separate file, same bytes.
+	bcopy := filepath.Join(fx.dir, "B", "both.jpg")
+	data, err := os.ReadFile(bcopy)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(bcopy))
+	require.NoError(t, os.WriteFile(bcopy, data, 0o644))
+
+	sum, problems = verifyAll(t, fx.dir)
+	byKind := map[Kind][]Problem{}
+	for _, p := range problems {
+		byKind[p.Kind] = append(byKind[p.Kind], p)
+	}
+	require.Len(t, byKind[Changed], 1)
+	assert.Equal(t, flipped.ID, byKind[Changed][0].FileID)
+	require.Len(t, byKind[Missing], 1)
+	assert.Equal(t, gone.ID, byKind[Missing][0].FileID)
+	assert.Equal(t, filepath.Join("A", "gone.jpg"), byKind[Missing][0].Path)
+	require.Len(t, byKind[Extra], 1)
+	assert.Equal(t, filepath.Join("A", "stray.txt"), byKind[Extra][0].Path)
+	require.Len(t, byKind[Unlinked], 1)
+	assert.Equal(t, shared.ID, byKind[Unlinked][0].FileID)
+	assert.False(t, sum.OK())
+	assert.ElementsMatch(t, []int64{flipped.ID, gone.ID}, sum.Redownload)
+
+	// backup with those files to download again puts them back, byte-exact.
+	bs := fx.backup(t, sum.Redownload...)
+	assert.Equal(t, 2, bs.New)
+	for name, f := range map[string]*enteapitest.File{"flipped.jpg": flipped, "gone.jpg": gone} {
+		got, err := os.ReadFile(filepath.Join(fx.dir, "A", name))
+		require.NoError(t, err)
+		assert.Equal(t, f.Plaintext(), got, "%s is back, byte-exact, under its old name", name)
+	}
+	require.NoError(t, os.Remove(filepath.Join(fx.dir, "A", "stray.txt")))
+	_, problems = verifyAll(t, fx.dir)
+	for _, p := range problems {
+		assert.Equal(t, Unlinked, p.Kind, "only the broken link remains: %+v", p)
+	}
+}
+
+// --sample checks the least recently verified first, so 1/PERCENT runs
+// cover every file.
+func TestSampleCoversEverythingIn1OverPercentRuns(t *testing.T) {
+	fx := newFix(t)
+	a := fx.u.AddAlbum("A")
+	for i := 0; i < 10; i++ {
+		a.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("%d.jpg", i), Size: 10, Seed: byte(i)})
+	}
+	fx.backup(t)
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		pct  float64
+		runs int
+		per  int
+	}{{10, 10, 1}, {30, 4, 3}, {25, 4, 3}} {
+		start := day
+		for run := 0; run < c.runs; run++ {
+			day = day.Add(24 * time.Hour)
+			now := day
+			sum, err := Run(context.Background(), Options{Dir: fx.dir, Sample: c.pct, Now: func() time.Time { return now }})
+			require.NoError(t, err)
+			assert.Equal(t, c.per, sum.Checked, "%v%% of 10 files, rounded up", c.pct)
+		}
+		st, err := state.OpenReadOnly(filepath.Join(fx.dir, ".quak", "state.db"))
+		require.NoError(t, err)
+		when, err := st.Verified()
+		require.NoError(t, st.Close())
+		require.NoError(t, err)
+		require.Len(t, when, 10)
+		for id, w := range when {
+			assert.True(t, w.After(start), "%v%%: file %d not checked in %d runs", c.pct, id, c.runs)
+		}
+	}
+}
+
+func TestRefusesWhileABackupRunsAndWithoutABackup(t *testing.T) {
+	fx := newFix(t)
+	fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10})
+	_, err := Run(context.Background(), Options{Dir: fx.dir})
+	var de *backup.DirError
+	require.True(t, errors.As(err, &de), "%v", err)
+
+	fx.backup(t)
+	unlock, err := backup.Lock(fx.dir)
+	require.NoError(t, err)
+	_, err = Run(context.Background(), Options{Dir: fx.dir})
+	require.ErrorIs(t, err, backup.ErrLocked)
+	unlock()
+}
