@@ -53,8 +53,8 @@ type Failure struct {
 type Summary struct {
 	// Started is set once the run is past its checks (folder, lock, state):
 	// a run refused before it starts has done nothing worth summarising.
-	Started bool
-	Start   time.Time
+	Started         bool
+	Start           time.Time
 	New             int // files downloaded
 	Linked          int // album entries made from files already saved
 	Adopted         int // files recognised from an existing export

@@ -186,7 +186,7 @@ type File struct {
 	// only for a HashMismatch file; empty in records of older quaks.
 	LocalHash string `json:"localHash,omitempty"`
 	Status    Status `json:"status"`
-	Error   string `json:"error,omitempty"`
+	Error     string `json:"error,omitempty"`
 	// Entries maps collection id to the file's place in that album folder.
 	Entries map[int64]*Entry `json:"entries"`
 	// Pending is the diff entry of a failed file, so the next run can retry
