@@ -2,12 +2,17 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/verify"
 	"github.com/quak-photos/quak/retry"
 )
 
@@ -15,6 +20,10 @@ type backupOpts struct {
 	net         netFlags
 	concurrency int
 	attempts    int
+	json        bool
+	logFile     string
+	healthURL   string
+	verify      bool
 }
 
 func newBackupCmd(d deps) *cobra.Command {
@@ -33,6 +42,8 @@ folder is recognised: its files are checked, not downloaded again.
 
 Run it by hand or from cron; it is safe to interrupt at any moment (the next
 run resumes), and a second run on the same DIR waits for nothing: it exits 4.
+Every run that starts records its summary in DIR/.quak/last-run.json, which
+quak status reads.
 
 Exit codes:
   0  everything saved
@@ -53,14 +64,56 @@ Exit codes:
 	f := c.Flags()
 	f.IntVar(&o.concurrency, "concurrency", 4, "files to download at once")
 	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
+	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
+	f.StringVar(&o.logFile, "log-file", "", "also append the human lines, timestamped, to this file")
+	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); default $QUAK_HEALTHCHECK_URL")
+	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
 	o.net.register(f)
 	return c
 }
 
-func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) error {
+func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
 	if o.concurrency < 1 || o.attempts < 1 {
 		return &usageError{fmt.Errorf("--concurrency and --attempts must be at least 1")}
 	}
+	var jl *jsonLines
+	if o.json {
+		jl = newJSONLines(d)
+	}
+	lf, err := openLogFile(d, o.logFile)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lf.close() }()
+	pr := newPrinter(d, jl, lf)
+	url := o.healthURL
+	if url == "" {
+		url = d.getenv("QUAK_HEALTHCHECK_URL")
+	}
+	ping, err := newPinger(d, url, pr.warn)
+	if err != nil {
+		return err
+	}
+	ping.start(ctx)
+	var sum *backup.Summary
+	defer func() {
+		// Whatever happened, a started run and every refusal end with one
+		// summary and one ping.
+		code := runExitCode(sum, err)
+		pr.finish(sum, code)
+		if err != nil {
+			lf.line("quak: error: " + err.Error())
+		}
+		var line string
+		switch {
+		case sum != nil && sum.Started:
+			line = summaryLine(sum)
+		case err != nil:
+			line = "refused before it started: " + err.Error()
+		}
+		ping.finish(ctx, code, line)
+	}()
+
 	a, c, err := loadSession(d, &o.net)
 	if err != nil {
 		return err
@@ -70,8 +123,22 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) error {
 	if d.sleep != nil {
 		p.Sleep = d.sleep
 	}
-	pr := newPrinter(d)
-	sum, err := backup.Run(ctx, backup.Options{
+	var redo []int64
+	if o.verify {
+		vs, err := verify.Run(ctx, verify.Options{Dir: dir, Now: d.now, Events: func(v verify.Problem) {
+			pr.warn(fmt.Sprintf("verify: %s: %s", v.Kind, v.Path))
+		}})
+		var de *backup.DirError
+		switch {
+		case errors.As(err, &de) && de.Err != nil && errors.Is(de.Err, os.ErrNotExist) && dirExists(dir):
+			// A folder with no backup yet: nothing to verify.
+		case err != nil:
+			return fmt.Errorf("verifying before the backup: %w", err)
+		default:
+			redo = vs.Redownload
+		}
+	}
+	sum, err = backup.Run(ctx, backup.Options{
 		Dir:         dir,
 		Client:      c,
 		Keys:        catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey},
@@ -81,8 +148,12 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) error {
 		Concurrency: o.concurrency,
 		Events:      pr.event,
 		FileMode:    0o666 &^ d.umask,
+		Redownload:  redo,
+		Record: func(s *backup.Summary, err error) (any, bool) {
+			code := runExitCode(s, err)
+			return lastRun(a, s, err, code), code == exitOK
+		},
 	})
-	pr.finish(sum)
 	if err != nil {
 		return err
 	}
@@ -92,9 +163,76 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) error {
 	return nil
 }
 
+func dirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
+}
+
+// runExitCode is the code a backup run ends with.
+func runExitCode(s *backup.Summary, err error) int {
+	if err != nil {
+		return exitCodeFor(err)
+	}
+	if s != nil && s.Failed+s.AlbumsFailed > 0 {
+		return exitPartial
+	}
+	return exitOK
+}
+
+// maxRecordedFailures caps the failures kept in last-run.json.
+const maxRecordedFailures = 1000
+
+// lastRun is what DIR/.quak/last-run.json holds: the JSON summary plus who,
+// when and how it ended, for quak status.
+func lastRun(a *account.Account, s *backup.Summary, err error, code int) map[string]any {
+	f := summaryFields(s, code)
+	outcome := "ok"
+	switch {
+	case code == exitPartial:
+		outcome = "partial"
+	case code == exitInterrupt || code == exitTerminated:
+		outcome = "interrupted"
+	case code != exitOK:
+		outcome = "failed"
+	}
+	failures := s.Failures
+	if len(failures) > maxRecordedFailures {
+		failures = failures[:maxRecordedFailures]
+	}
+	f["outcome"] = outcome
+	f["error"] = errText(err)
+	f["email"] = a.Email
+	f["userID"] = a.UserID
+	f["endpoint"] = a.Endpoint
+	f["start"] = s.Start.UTC().Format(time.RFC3339)
+	f["end"] = s.Start.Add(s.Duration).UTC().Format(time.RFC3339)
+	f["failures"] = failures
+	f["totalFiles"] = s.TotalFiles
+	f["totalBytes"] = s.TotalBytes
+	f["version"] = quakVersion()
+	return f
+}
+
 // partialError is a run that saved what it could but not everything.
 type partialError struct{ files, albums int }
 
 func (e *partialError) Error() string {
 	return fmt.Sprintf("%d files and %d albums could not be backed up; the next run retries them first", e.files, e.albums)
+}
+
+// openLogFile opens --log-file for appending (created 0600), or returns
+// nil for none.
+func openLogFile(d deps, path string) (*logFile, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the log file: %w", err)
+	}
+	now := d.now
+	if now == nil {
+		now = time.Now
+	}
+	return &logFile{w: f, now: now}, nil
 }

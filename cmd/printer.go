@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -11,18 +12,24 @@ import (
 )
 
 // printer shows a backup's events: on a terminal a progress bar on stderr
-// with failures above it; otherwise (cron) one line per failure. Both end
-// with a summary on stdout.
+// with failures above it; otherwise (cron) one line per failure. The
+// summary goes to stdout. With --json, the events go to stdout as JSON
+// lines (the same events, a second reader) and the human lines, summary
+// included, stay on stderr. With --log-file, every human line is also
+// appended there with a timestamp.
 type printer struct {
+	mu    sync.Mutex // events come one at a time; warnings from elsewhere
 	d     deps
 	bar   *progressbar.ProgressBar
+	json  *jsonLines
+	log   *logFile
 	files int
 	done  int
 	total int64
 }
 
-func newPrinter(d deps) *printer {
-	p := &printer{d: d}
+func newPrinter(d deps, json *jsonLines, log *logFile) *printer {
+	p := &printer{d: d, json: json, log: log}
 	if d.stderrIsTerminal {
 		p.bar = progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(d.stderr),
@@ -37,8 +44,67 @@ func newPrinter(d deps) *printer {
 	return p
 }
 
+// eventTypes are the JSON names of backup events; README.md documents them.
+var eventTypes = map[backup.Kind]string{
+	backup.FileSaved:        "saved",
+	backup.FileLinked:       "linked",
+	backup.FileAdopted:      "adopted",
+	backup.FileFailed:       "failed",
+	backup.HashMismatch:     "hash-mismatch",
+	backup.MetadataUpdated:  "metadata",
+	backup.FileRenamed:      "renamed",
+	backup.DeletedOnServer:  "deleted-on-server",
+	backup.AlbumRenamed:     "album-renamed",
+	backup.AlbumDeleted:     "album-deleted",
+	backup.AlbumFailed:      "album-failed",
+	backup.Retrying:         "retry",
+	backup.LeftoversRemoved: "leftovers-removed",
+	backup.Planned:          "planned",
+}
+
+// jsonEvent writes e as one JSON object (Progress is not written: the
+// byte counts are in saved events and the summary).
+func (p *printer) jsonEvent(e backup.Event) {
+	typ, ok := eventTypes[e.Kind]
+	if !ok {
+		return
+	}
+	f := map[string]any{}
+	switch e.Kind {
+	case backup.Retrying:
+		f["attempt"], f["delay"], f["cause"] = e.Attempt, e.Delay.Seconds(), errText(e.Err)
+	case backup.LeftoversRemoved:
+		f["files"] = e.Files
+	case backup.Planned:
+		f["album"], f["files"], f["bytes"] = e.Album, e.Files, e.Bytes
+	case backup.AlbumRenamed, backup.AlbumDeleted, backup.AlbumFailed:
+		f["collectionID"], f["album"], f["path"] = e.CollectionID, e.Album, e.Path
+	default:
+		f["fileID"], f["collectionID"], f["album"], f["title"], f["path"] = e.FileID, e.CollectionID, e.Album, e.Title, e.Path
+		if e.Kind == backup.FileSaved {
+			f["bytes"] = e.Bytes
+		}
+	}
+	if e.Kind == backup.FileFailed || e.Kind == backup.AlbumFailed {
+		f["reason"], f["error"] = backup.Reason(e.Err), errText(e.Err)
+	}
+	p.json.write(typ, f)
+}
+
+// warn prints a line from outside the backup (the health-check pinger).
+func (p *printer) warn(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.line("%s", msg)
+}
+
 // event is called by the backup, one call at a time.
 func (p *printer) event(e backup.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json != nil {
+		p.jsonEvent(e)
+	}
 	switch e.Kind {
 	case backup.Planned:
 		p.files += e.Files
@@ -74,12 +140,14 @@ func (p *printer) describe() {
 	p.bar.Describe(fmt.Sprintf("files %d/%d", p.done, p.files))
 }
 
-// line prints a message on stderr, above the bar on a terminal.
+// line prints a message on stderr, above the bar on a terminal, and logs it.
 func (p *printer) line(format string, args ...any) {
 	if p.bar != nil {
 		_ = p.bar.Clear()
 	}
-	fmt.Fprintf(p.d.stderr, "quak: "+format+"\n", args...)
+	msg := fmt.Sprintf("quak: "+format, args...)
+	fmt.Fprintln(p.d.stderr, msg)
+	p.log.line(msg)
 }
 
 func orUnknown(s string) string {
@@ -89,27 +157,67 @@ func orUnknown(s string) string {
 	return s
 }
 
-// finish ends the bar and prints the summary.
-func (p *printer) finish(s *backup.Summary) {
+// finish ends the bar and prints the summary of a run that started; a run
+// refused before it started (missing folder, lock held, no session) has no
+// summary, only its error. code is the exit code the run ends with.
+func (p *printer) finish(s *backup.Summary, code int) {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
-	if s == nil {
+	if p.json != nil {
+		p.json.write("summary", summaryFields(s, code))
+	}
+	if s == nil || !s.Started {
 		return
 	}
-	writeSummary(p.d.stdout, s)
+	out := p.d.stdout
+	if p.json != nil {
+		out = p.d.stderr
+	}
+	line := summaryLine(s)
+	fmt.Fprintln(out, line)
+	p.log.line(line)
 }
 
-func writeSummary(w io.Writer, s *backup.Summary) {
-	fmt.Fprintf(w, "%d new, %d linked, %d adopted, %d metadata updates, %d unchanged, %d failed, %d deleted on server",
+// summaryFields is the JSON summary of a run, also written to
+// DIR/.quak/last-run.json.
+func summaryFields(s *backup.Summary, code int) map[string]any {
+	if s == nil {
+		s = &backup.Summary{}
+	}
+	failed := make([]int64, 0, len(s.Failures))
+	for _, f := range s.Failures {
+		failed = append(failed, f.FileID)
+	}
+	reasons := map[string]int{}
+	for k, v := range s.Reasons {
+		reasons[k] = v
+	}
+	return map[string]any{
+		"started": s.Started,
+		"counts": map[string]int{
+			"new": s.New, "linked": s.Linked, "adopted": s.Adopted, "metadata": s.Updated, "unchanged": s.Unchanged,
+			"failed": s.Failed, "hashMismatches": s.HashMismatches, "deletedOnServer": s.DeletedOnServer,
+			"albumsDeleted": s.AlbumsDeleted, "albumsFailed": s.AlbumsFailed,
+		},
+		"reasons":   reasons,
+		"bytes":     s.Bytes,
+		"duration":  s.Duration.Seconds(),
+		"failedIDs": failed,
+		"exitCode":  code,
+	}
+}
+
+func summaryLine(s *backup.Summary) string {
+	line := fmt.Sprintf("%d new, %d linked, %d adopted, %d metadata updates, %d unchanged, %d failed, %d deleted on server",
 		s.New, s.Linked, s.Adopted, s.Updated, s.Unchanged, s.Failed, s.DeletedOnServer)
 	if s.HashMismatches > 0 {
-		fmt.Fprintf(w, ", %d hash mismatches", s.HashMismatches)
+		line += fmt.Sprintf(", %d hash mismatches", s.HashMismatches)
 	}
 	if s.AlbumsDeleted+s.AlbumsFailed > 0 {
-		fmt.Fprintf(w, ", %d albums deleted, %d albums failed", s.AlbumsDeleted, s.AlbumsFailed)
+		line += fmt.Sprintf(", %d albums deleted, %d albums failed", s.AlbumsDeleted, s.AlbumsFailed)
 	}
-	fmt.Fprintf(w, "; %s in %s\n", humanBytes(s.Bytes), s.Duration.Round(time.Millisecond))
+	return line + fmt.Sprintf("; %s in %s", humanBytes(s.Bytes), s.Duration.Round(time.Millisecond))
 }
 
 func humanBytes(n int64) string {
@@ -123,4 +231,28 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// logFile appends human lines, each with a UTC timestamp, to --log-file.
+// A nil *logFile logs nothing.
+type logFile struct {
+	mu  sync.Mutex
+	w   io.WriteCloser
+	now func() time.Time
+}
+
+func (l *logFile) line(msg string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "%s %s\n", l.now().UTC().Format(time.RFC3339), msg)
+}
+
+func (l *logFile) close() error {
+	if l == nil {
+		return nil
+	}
+	return l.w.Close()
 }

@@ -39,6 +39,10 @@ type deps struct {
 	// stderrIsTerminal shows a progress bar; cron gets plain lines.
 	stderrIsTerminal bool
 	umask            os.FileMode
+	// healthTimeout bounds each health-check ping (0: healthTimeout), and
+	// healthTransport carries them (nil: http.DefaultTransport).
+	healthTimeout   time.Duration
+	healthTransport http.RoundTripper
 }
 
 // Main runs quak with the process's arguments, streams and environment, and
@@ -108,7 +112,7 @@ interrupted.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &usageError{err}
 	})
-	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newWhoamiCmd(d), newBackupCmd(d), newHelperCmd(d))
+	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newHelperCmd(d))
 	return root
 }
 
@@ -124,42 +128,67 @@ func report(w io.Writer, err error) int {
 	if err == nil {
 		return exitOK
 	}
-	if errors.Is(err, context.Canceled) {
+	code := exitCodeFor(err)
+	if code == exitInterrupt {
 		fmt.Fprintln(w, "quak: interrupted")
-		return exitInterrupt
+		return code
 	}
 	fmt.Fprintf(w, "quak: error: %v\n", err)
+	if hint := hintFor(err, code); hint != "" {
+		fmt.Fprintf(w, "quak: hint: %s\n", hint)
+	}
+	return code
+}
+
+// exitCodeFor is the exit code err ends a command with.
+func exitCodeFor(err error) int {
 	var ue *usageError
-	var ae *errs.ApiError
 	var pe *partialError
 	var qe *problemsError
 	var de *backup.DirError
 	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, context.Canceled):
+		return exitInterrupt
 	case errors.As(err, &pe), errors.As(err, &qe):
 		return exitPartial
-	case errors.Is(err, thumbnails.ErrBackupBusy):
-		return exitLocked
-	case errors.Is(err, backup.ErrLocked):
-		fmt.Fprintln(w, "quak: hint: wait for the other run to finish; the lock goes away with it")
+	case errors.Is(err, backup.ErrLocked), errors.Is(err, thumbnails.ErrBackupBusy):
 		return exitLocked
 	case errors.As(err, &de):
 		return exitUnusableDir
 	case errors.As(err, &ue):
-		fmt.Fprintln(w, "quak: hint: run `quak --help`")
 		return exitUsage
 	case errors.Is(err, errs.ErrNotLoggedIn):
-		fmt.Fprintln(w, "quak: hint: run `quak login`")
 		return exitLogin
+	}
+	var sc *statusError
+	if errors.As(err, &sc) {
+		return sc.code
+	}
+	return exitFatal
+}
+
+// hintFor is what to do about err, or "".
+func hintFor(err error, code int) string {
+	var ae *errs.ApiError
+	switch {
+	case code == exitLocked:
+		return "wait for the other run to finish; the lock goes away with it"
+	case code == exitUsage:
+		return "run `quak --help`"
+	case code == exitLogin:
+		return "run `quak login`"
 	case errors.Is(err, account.ErrWrongPassword):
-		fmt.Fprintln(w, "quak: hint: check the password; quak never retries a login by itself")
+		return "check the password; quak never retries a login by itself"
 	case errors.As(err, &ae) && ae.Status == 429:
 		wait := "a minute"
 		if ae.RetryAfter != "" {
 			wait = ae.RetryAfter + " seconds"
 		}
-		fmt.Fprintf(w, "quak: hint: the server limits login attempts; try again in %s\n", wait)
+		return fmt.Sprintf("the server limits login attempts; try again in %s", wait)
 	}
-	return exitFatal
+	return ""
 }
 
 // noArgs is cobra.NoArgs with a typed error, so it exits as a usage error.

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,10 @@ type env struct {
 	t     *testing.T
 	vars  map[string]string
 	stdin string
+	// now, when set, is the clock commands see.
+	now             func() time.Time
+	healthTimeout   time.Duration
+	healthTransport http.RoundTripper
 }
 
 func newEnv(t *testing.T) *env {
@@ -33,6 +38,10 @@ func (e *env) run(args ...string) (code int, stdout, stderr string) {
 		stderr: &errb,
 		getenv: func(k string) string { return e.vars[k] },
 		sleep:  func(context.Context, time.Duration) error { return nil },
+		now:    e.now,
+
+		healthTimeout:   e.healthTimeout,
+		healthTransport: e.healthTransport,
 	}
 	code = run(context.Background(), d, args)
 	return code, out.String(), errb.String()

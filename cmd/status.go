@@ -1,0 +1,261 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/errs"
+)
+
+// exitStale is quak status's code for a backup whose last fully successful
+// run is older than --max-age (or that never had one).
+const exitStale = 6
+
+type statusOpts struct {
+	net     netFlags
+	maxAge  time.Duration
+	json    bool
+	offline bool
+}
+
+func newStatusCmd(d deps) *cobra.Command {
+	o := &statusOpts{}
+	c := &cobra.Command{
+		Use:   "status DIR",
+		Short: "Say whether DIR's backup is healthy, for people and monitors",
+		Long: `Print what DIR's backup looks like: the account and server, the last run
+(start, end, outcome, counts), the last fully successful run, the files still
+failing and why, what the backup holds, the free space on its file system,
+and whether the session is still accepted (one cheap request; --offline
+skips it). It reads DIR/.quak/last-run.json, which every backup run writes,
+so it works while a backup runs.
+
+A monitor runs it and alerts on the exit code:
+  0  healthy
+  2  the last run failed or was partial (files still failing)
+  3  not logged in, or the server rejects the session: run quak login
+  5  DIR holds no backup quak has recorded a run of
+  6  stale: no fully successful run within --max-age
+  1  any other fatal error
+When several apply, the first in the order 5, 3, 6, 2 is the code.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return &usageError{fmt.Errorf("status takes one folder, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error { return runStatus(c.Context(), d, o, args[0]) },
+	}
+	f := c.Flags()
+	f.DurationVar(&o.maxAge, "max-age", 36*time.Hour, "the oldest a last fully successful run may be")
+	f.BoolVar(&o.json, "json", false, "one JSON object on stdout")
+	f.BoolVar(&o.offline, "offline", false, "do not ask the server whether the session is valid")
+	o.net.register(f)
+	return c
+}
+
+// statusError ends quak status with a code of its own.
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// runRecord is the part of last-run.json quak status reads.
+type runRecord struct {
+	Start      time.Time        `json:"start"`
+	End        time.Time        `json:"end"`
+	Outcome    string           `json:"outcome"`
+	Error      *string          `json:"error"`
+	Email      string           `json:"email"`
+	UserID     int64            `json:"userID"`
+	Endpoint   string           `json:"endpoint"`
+	Counts     map[string]int   `json:"counts"`
+	Failures   []backup.Failure `json:"failures"`
+	TotalFiles int              `json:"totalFiles"`
+	TotalBytes int64            `json:"totalBytes"`
+	ExitCode   int              `json:"exitCode"`
+}
+
+func readRecord(path string) (*runRecord, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r runRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// problem is one reason the backup is not healthy, with its exit code.
+type problem struct {
+	code int
+	msg  string
+}
+
+func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
+	now := time.Now
+	if d.now != nil {
+		now = d.now
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	qdir := filepath.Join(abs, backup.StateDir)
+	last, err := readRecord(filepath.Join(qdir, backup.LastRunFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return &backup.DirError{Dir: dir, Reason: "has no recorded backup run (run quak backup first)"}
+	}
+	if err != nil {
+		return err
+	}
+	success, err := readRecord(filepath.Join(qdir, backup.LastSuccessFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	var problems []problem
+	session := "not checked (--offline)"
+	if !o.offline {
+		session = checkSession(ctx, d, &o.net, last, &problems)
+	}
+	switch {
+	case success == nil:
+		problems = append(problems, problem{exitStale, "no backup run has fully succeeded yet"})
+	case now().Sub(success.End) > o.maxAge:
+		problems = append(problems, problem{exitStale, fmt.Sprintf("the last fully successful run ended %s ago, more than --max-age %s",
+			ago(now().Sub(success.End)), o.maxAge)})
+	}
+	if last.Outcome != "ok" {
+		problems = append(problems, problem{exitPartial, fmt.Sprintf("the last run ended %s (exit code %d)", last.Outcome, last.ExitCode)})
+	}
+	free := freeSpace(abs)
+	code := exitOK
+	for _, want := range []int{exitLogin, exitStale, exitPartial} {
+		for _, p := range problems {
+			if p.code == want && code == exitOK {
+				code = want
+			}
+		}
+	}
+	if o.json {
+		writeStatusJSON(d, abs, last, success, session, free, problems, code)
+	} else {
+		writeStatus(d.stdout, abs, last, success, session, free, problems, now())
+	}
+	if code == exitOK {
+		return nil
+	}
+	msgs := make([]string, 0, len(problems))
+	for _, p := range problems {
+		msgs = append(msgs, p.msg)
+	}
+	return &statusError{code: code, msg: "backup not healthy: " + strings.Join(msgs, "; ")}
+}
+
+// checkSession asks the server whether the stored session is accepted and
+// belongs to the backup's account.
+func checkSession(ctx context.Context, d deps, n *netFlags, last *runRecord, problems *[]problem) string {
+	a, c, err := loadSession(d, n)
+	if errors.Is(err, errs.ErrNotLoggedIn) {
+		*problems = append(*problems, problem{exitLogin, "not logged in"})
+		return "not logged in"
+	}
+	if err != nil {
+		return "could not be checked: " + err.Error()
+	}
+	if a.UserID != last.UserID {
+		*problems = append(*problems, problem{exitLogin, fmt.Sprintf("logged in as %s, but this is the backup of %s", a.Email, last.Email)})
+		return "another account's"
+	}
+	if _, err := c.SessionValidity(ctx); err != nil {
+		if errors.Is(err, errs.ErrNotLoggedIn) {
+			*problems = append(*problems, problem{exitLogin, "the server rejects the session"})
+			return "rejected by the server"
+		}
+		return "could not be checked: " + err.Error()
+	}
+	return "valid"
+}
+
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < 48*time.Hour:
+		return d.Round(time.Minute).String()
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}
+
+func writeStatus(w io.Writer, dir string, last, success *runRecord, session string, free int64, problems []problem, now time.Time) {
+	fmt.Fprintf(w, "Backup:        %s\n", dir)
+	fmt.Fprintf(w, "Account:       %s (user %d) on %s\n", last.Email, last.UserID, last.Endpoint)
+	fmt.Fprintf(w, "Session:       %s\n", session)
+	c := last.Counts
+	fmt.Fprintf(w, "Last run:      %s, %s ago, %s: %d new, %d linked, %d metadata updates, %d failed (exit code %d)\n",
+		last.Start.Format(time.RFC3339), ago(now.Sub(last.End)), last.Outcome, c["new"], c["linked"], c["metadata"], c["failed"], last.ExitCode)
+	if success != nil {
+		fmt.Fprintf(w, "Last success:  %s, %s ago\n", success.End.Format(time.RFC3339), ago(now.Sub(success.End)))
+	} else {
+		fmt.Fprintln(w, "Last success:  never")
+	}
+	fmt.Fprintf(w, "In the backup: %d files, %s\n", last.TotalFiles, humanBytes(last.TotalBytes))
+	if free >= 0 {
+		fmt.Fprintf(w, "Free space:    %s\n", humanBytes(free))
+	}
+	if len(last.Failures) > 0 {
+		fmt.Fprintf(w, "Failing:       %d files\n", c["failed"])
+		for i, f := range last.Failures {
+			if i == 20 {
+				fmt.Fprintf(w, "  … and %d more (quak status --json lists them)\n", len(last.Failures)-i)
+				break
+			}
+			fmt.Fprintf(w, "  file %d, %s / %s: %s: %s\n", f.FileID, f.Album, orUnknown(f.Title), f.Reason, f.Error)
+		}
+	}
+	if len(problems) == 0 {
+		fmt.Fprintln(w, "Status:        healthy")
+		return
+	}
+	for _, p := range problems {
+		fmt.Fprintf(w, "Problem:       %s\n", p.msg)
+	}
+}
+
+func writeStatusJSON(d deps, dir string, last, success *runRecord, session string, free int64, problems []problem, code int) {
+	msgs := make([]string, 0, len(problems))
+	for _, p := range problems {
+		msgs = append(msgs, p.msg)
+	}
+	var lastSuccess any
+	if success != nil {
+		lastSuccess = success.End.Format(time.RFC3339)
+	}
+	failures := last.Failures
+	if failures == nil {
+		failures = []backup.Failure{}
+	}
+	newJSONLines(d).write("status", map[string]any{
+		"dir": dir, "email": last.Email, "userID": last.UserID, "endpoint": last.Endpoint, "session": session,
+		"lastRun": map[string]any{
+			"start": last.Start.Format(time.RFC3339), "end": last.End.Format(time.RFC3339), "outcome": last.Outcome,
+			"exitCode": last.ExitCode, "counts": last.Counts,
+		},
+		"lastSuccess": lastSuccess, "failures": failures, "totalFiles": last.TotalFiles, "totalBytes": last.TotalBytes,
+		"freeBytes": free, "healthy": code == exitOK, "problems": msgs, "exitCode": code,
+	})
+}
