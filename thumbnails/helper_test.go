@@ -81,7 +81,14 @@ func newFix(t *testing.T) *hfix {
 
 func (fx *hfix) options(t *testing.T) Options {
 	t.Helper()
-	p := fastPolicy(&fx.sleeps)
+	// Workers sleep concurrently: record under the fixture's lock.
+	p := fastPolicy(nil)
+	p.Sleep = func(ctx context.Context, d time.Duration) error {
+		fx.mu.Lock()
+		fx.sleeps = append(fx.sleeps, d)
+		fx.mu.Unlock()
+		return ctx.Err()
+	}
 	return Options{
 		Client:  fx.s.Client(nil).WithToken(fx.u.Token()),
 		Keys:    catalog.Keys{UserID: fx.u.ID, MasterKey: fx.u.MasterKey, PublicKey: fx.u.PublicKey, SecretKey: fx.u.SecretKey},
@@ -276,7 +283,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 
 func TestTooLargeIsReportedNotUploaded(t *testing.T) {
 	fx := newFix(t)
-	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.jpg", Data: jpegOf(t, photo(800, 600, 5)),
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.jpg", Data: jpegOf(t, photo(240, 180, 5)),
 		LostThumbnail: true, Thumbnail: make([]byte, 300)})
 	sum := fx.run(t, fx.options(t))
 	e := fx.event(t, f.ID)
@@ -352,7 +359,7 @@ func TestVideoFrameThroughFfmpeg(t *testing.T) {
 	fx := newFix(t)
 	f := fx.album.AddFile(enteapitest.FileSpec{Title: "clip.mp4", FileType: 1, Data: []byte("short video"),
 		LostThumbnail: true, Thumbnail: make([]byte, roomy)})
-	frame := pngOf(t, photo(1280, 720, 9))
+	frame := pngOf(t, photo(800, 450, 9))
 	var calls [][]string
 	o := fx.options(t)
 	o.Tools = Tools{

@@ -22,7 +22,7 @@ func jpegSize(t *testing.T, img image.Image, q int) int64 {
 // Quality steps down first, keeping 720 px; only when quality 30 does not
 // fit does the size shrink.
 func TestFitStepsQualityThenSize(t *testing.T) {
-	src := photo(1440, 1080, 3)
+	src := photo(960, 720, 3)
 	at720 := scale(src, MaxSide)
 	q70, q50, q30 := jpegSize(t, at720, 70), jpegSize(t, at720, 50), jpegSize(t, at720, 30)
 	require.Less(t, q30, q50)
@@ -49,10 +49,10 @@ func TestFitStepsQualityThenSize(t *testing.T) {
 }
 
 func TestFitGivesUpBelowTheSmallestThumbnail(t *testing.T) {
-	_, err := Fit(photo(800, 600, 1), 400)
+	_, err := Fit(photo(240, 180, 1), 400)
 	require.ErrorIs(t, err, ErrTooLarge)
 	// The smallest size quak makes still fits a generous budget.
-	out, err := Fit(photo(800, 600, 1), 4000)
+	out, err := Fit(photo(240, 180, 1), 4000)
 	require.NoError(t, err)
 	cfg, err := jpeg.DecodeConfig(bytes.NewReader(out))
 	require.NoError(t, err)

@@ -117,6 +117,7 @@ type verifier struct {
 	sum    *Summary
 	colls  map[int64]*state.Collection
 	hashed map[fileKey]string // hash of each inode read, so links are read once
+	buf    []byte             // the one read buffer
 }
 
 func (v *verifier) report(p Problem) {
@@ -273,7 +274,7 @@ func (v *verifier) file(f *state.File) (bad bool, err error) {
 	return bad, nil
 }
 
-// hash reads the file at p once per inode, streaming with a fixed buffer.
+// hash reads the file at p once per inode, streaming through one buffer.
 func (v *verifier) hash(p string, fi os.FileInfo) (string, error) {
 	k, ok := keyOf(fi)
 	if ok {
@@ -287,7 +288,10 @@ func (v *verifier) hash(p string, fi os.FileInfo) (string, error) {
 	}
 	defer func() { _ = f.Close() }()
 	h := keys.NewHash()
-	n, err := io.CopyBuffer(h, f, make([]byte, 1<<20))
+	if v.buf == nil {
+		v.buf = make([]byte, 1<<20)
+	}
+	n, err := io.CopyBuffer(h, f, v.buf)
 	v.sum.Bytes += n
 	if err != nil {
 		return "", err

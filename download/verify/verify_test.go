@@ -25,7 +25,7 @@ type fix struct {
 	dir string
 }
 
-func (fx *fix) backup(t *testing.T, redownload ...int64) *backup.Summary {
+func (fx *fix) backup(t testing.TB, redownload ...int64) *backup.Summary {
 	t.Helper()
 	p := retry.Default()
 	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
