@@ -17,6 +17,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
@@ -47,6 +48,10 @@ type Options struct {
 	// atomically to DIR/.quak/last-run.json, and also to last-success.json
 	// when succeeded is true.
 	Record func(s *Summary, err error) (v any, succeeded bool)
+	// Filter narrows what is downloaded (albums, types, dates); the zero
+	// value takes everything. Skipped files are remembered, so widening it
+	// later fetches them without listing the library again.
+	Filter filter.Set
 	// Redownload names saved files to download again before anything else
 	// (quak verify found them missing or changed).
 	Redownload []int64
@@ -122,6 +127,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	r := &run{o: o, dir: dir, names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
 		touched: map[int64]bool{}, dirty: map[string]bool{}}
 	r.sum = Summary{Started: true, Start: start, Reasons: map[string]int{}}
+	r.o.Filter = o.Filter.ForAccount(o.Keys.UserID)
 	defer func() {
 		r.sum.Duration = time.Since(start)
 		if rerr := r.record(err); rerr != nil && err == nil {

@@ -22,6 +22,7 @@ const (
 	LeftoversRemoved                 // temp files of an interrupted run were removed
 	Planned                          // more work is known: Files and Bytes to download
 	Progress                         // Bytes more were written
+	FileSkipped                      // the run's filters left a file out; a wider run fetches it
 )
 
 // Event is one thing the backup did or decided. Fields that do not apply
@@ -61,6 +62,7 @@ type Summary struct {
 	Updated         int // metadata edits applied without downloading
 	Unchanged       int // files saved earlier and left as they were
 	Failed          int // files not saved (retried first next run)
+	Skipped         int // files the filters left out this run
 	HashMismatches  int // saved, but not what their metadata claims
 	DeletedOnServer int // entries removed or trashed on the server (local copies kept)
 	AlbumsDeleted   int

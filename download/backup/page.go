@@ -9,6 +9,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -48,7 +49,9 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 			if rec := r.deleted(sf, a, c); rec != nil {
 				add(rec)
 			}
-		case sf == nil || sf.Status == state.Failed || sf.Header != keys.EncodeB64(it.Header):
+		case (sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped) && !r.takeFile(it):
+			add(r.skip(sf, raw, a, it))
+		case sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped || sf.Header != keys.EncodeB64(it.Header):
 			if rec := r.adoptExisting(it, sf, a, c); rec != nil {
 				add(rec)
 				continue
@@ -139,6 +142,24 @@ func (r *run) fail(sf *state.File, raw *apiclient.File, a *catalog.Album, title 
 	r.touched[raw.ID] = true
 	r.mu.Unlock()
 	r.emit(Event{Kind: FileFailed, Album: a.Name, Title: title, FileID: raw.ID, CollectionID: a.ID, Err: err})
+	return rec
+}
+
+// takeFile applies the run's file filters (type, creation time).
+func (r *run) takeFile(it *catalog.Item) bool {
+	return r.o.Filter.TakeFile(filter.File{FileType: it.Meta.FileType, CreationTime: it.Meta.CreationTime})
+}
+
+// skip records a file the filters left out, with its diff entry, so a
+// later run with wider filters downloads it without listing again.
+func (r *run) skip(sf *state.File, raw *apiclient.File, a *catalog.Album, it *catalog.Item) *state.File {
+	rec := record(it, sf)
+	rec.Status, rec.Error, rec.Pending, rec.Meta = state.Skipped, "", raw, it.Meta
+	r.mu.Lock()
+	r.sum.Skipped++
+	r.touched[it.FileID] = true
+	r.mu.Unlock()
+	r.emit(Event{Kind: FileSkipped, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: a.ID})
 	return rec
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
@@ -62,6 +63,9 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
 		a := albums[id]
+		if !a.Deleted && !r.takeAlbum(a) {
+			continue // left out by the filters: its cursor stays, for a wider run
+		}
 		if err := r.syncAlbum(ctx, a, cancel); err != nil {
 			if fatal(ctx, err) {
 				return err
@@ -271,12 +275,18 @@ func (r *run) writeAlbumMeta(c *state.Collection) error {
 		AccountOwnerIDs: []int64{r.o.Keys.UserID}})
 }
 
+// takeAlbum applies the run's album filters.
+func (r *run) takeAlbum(a *catalog.Album) bool {
+	return r.o.Filter.TakeAlbum(filter.Album{ID: a.ID, Name: a.Name, OwnerID: a.OwnerID, Visibility: a.Visibility})
+}
+
 // retryFailed retries last run's failed files first, from their recorded
-// diff entries, before anything is listed.
+// diff entries, before anything is listed; and files earlier filters left
+// out that this run's filters take.
 func (r *run) retryFailed(ctx context.Context, albums map[int64]*catalog.Album, cancel context.CancelCauseFunc) error {
 	var pending []*state.File
 	err := r.st.Files(func(f *state.File) error {
-		if f.Status == state.Failed && f.Pending != nil {
+		if (f.Status == state.Failed || f.Status == state.Skipped) && f.Pending != nil {
 			pending = append(pending, f)
 		}
 		return nil
@@ -286,9 +296,16 @@ func (r *run) retryFailed(ctx context.Context, albums map[int64]*catalog.Album, 
 	}
 	byAlbum := map[int64][]apiclient.File{}
 	for _, f := range pending {
-		if a := albums[f.Pending.CollectionID]; a != nil && !a.Deleted && r.colls[a.ID] != nil {
-			byAlbum[a.ID] = append(byAlbum[a.ID], *f.Pending)
+		a := albums[f.Pending.CollectionID]
+		if a == nil || a.Deleted || r.colls[a.ID] == nil || !r.takeAlbum(a) {
+			continue
 		}
+		if f.Status == state.Skipped {
+			if it, err := catalog.OpenItem(f.Pending, a); err != nil || !r.takeFile(it) {
+				continue // still left out
+			}
+		}
+		byAlbum[a.ID] = append(byAlbum[a.ID], *f.Pending)
 	}
 	for id, entries := range byAlbum {
 		files, _, err := r.page(ctx, albums[id], r.colls[id], entries, cancel)

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Albums chooses albums by name or id. A pattern of digits only is an
@@ -55,4 +56,93 @@ func matchAny(patterns []string, id int64, name string) bool {
 		}
 	}
 	return false
+}
+
+// Set is everything a run may be narrowed by. The zero value takes
+// everything the account can see.
+type Set struct {
+	Albums      Albums
+	NoShared    bool      // skip albums others own and share with the account
+	NoHidden    bool      // skip hidden albums
+	NoArchived  bool      // skip archived albums
+	Since       time.Time // only files created at or after (zero: no bound)
+	Until       time.Time // only files created before (zero: no bound)
+	SkipVideos  bool
+	SkipLive    bool // skip live photos
+	accountUser int64
+}
+
+// Album is what an album filter looks at.
+type Album struct {
+	ID         int64
+	Name       string
+	OwnerID    int64
+	Visibility int // 0 visible, 1 archived, 2 hidden
+}
+
+// File is what a file filter looks at.
+type File struct {
+	FileType     int   // 0 image, 1 video, 2 live photo
+	CreationTime int64 // µs since the epoch
+}
+
+// ForAccount returns s judging ownership for user id.
+func (s Set) ForAccount(id int64) Set {
+	s.accountUser = id
+	return s
+}
+
+// TakeAlbum reports whether the album is chosen.
+func (s Set) TakeAlbum(a Album) bool {
+	switch {
+	case s.NoShared && a.OwnerID != s.accountUser:
+		return false
+	case s.NoHidden && a.Visibility == 2:
+		return false
+	case s.NoArchived && a.Visibility == 1:
+		return false
+	}
+	return s.Albums.Take(a.ID, a.Name)
+}
+
+// TakeFile reports whether a file is chosen for download.
+func (s Set) TakeFile(f File) bool {
+	switch {
+	case s.SkipVideos && f.FileType == 1:
+		return false
+	case s.SkipLive && f.FileType == 2:
+		return false
+	case !s.Since.IsZero() && f.CreationTime < s.Since.UnixMicro():
+		return false
+	case !s.Until.IsZero() && f.CreationTime >= s.Until.UnixMicro():
+		return false
+	}
+	return true
+}
+
+// NarrowsFiles reports whether any file filter is set.
+func (s Set) NarrowsFiles() bool {
+	return s.SkipVideos || s.SkipLive || !s.Since.IsZero() || !s.Until.IsZero()
+}
+
+// ParseTime reads --since/--until: a date (2024-06-01, local midnight), a
+// date and time (RFC 3339), or a duration back from now (90d, 12h, 2w).
+func ParseTime(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation("2006-01-02", s, now.Location()); err == nil {
+		return t, nil
+	}
+	if n := len(s); n > 1 {
+		unit := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[s[n-1]]
+		if v, err := strconv.Atoi(s[:n-1]); err == nil && unit > 0 && v >= 0 {
+			return now.Add(-time.Duration(v) * unit), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a date (2024-06-01), a time (RFC 3339) or an age (90d, 2w, 12h)", s)
 }

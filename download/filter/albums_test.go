@@ -1,6 +1,9 @@
 package filter
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestAlbums(t *testing.T) {
 	for _, c := range []struct {
@@ -39,5 +42,58 @@ func TestValidate(t *testing.T) {
 	}
 	if !(Albums{}).Empty() || (Albums{Exclude: []string{"x"}}).Empty() {
 		t.Fatal("Empty")
+	}
+}
+
+func TestSet(t *testing.T) {
+	s := Set{NoShared: true, NoHidden: true}.ForAccount(7)
+	if !s.TakeAlbum(Album{ID: 1, Name: "x", OwnerID: 7}) || s.TakeAlbum(Album{ID: 2, OwnerID: 8}) ||
+		s.TakeAlbum(Album{ID: 3, OwnerID: 7, Visibility: 2}) || !s.TakeAlbum(Album{ID: 4, OwnerID: 7, Visibility: 1}) {
+		t.Fatal("album flags")
+	}
+	if (Set{NoArchived: true}).TakeAlbum(Album{Visibility: 1}) {
+		t.Fatal("--no-archived")
+	}
+	jan, feb := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)
+	f := Set{Since: jan, Until: feb, SkipVideos: true, SkipLive: true}
+	for _, c := range []struct {
+		file File
+		take bool
+	}{
+		{File{FileType: 0, CreationTime: jan.UnixMicro()}, true},
+		{File{FileType: 0, CreationTime: jan.UnixMicro() - 1}, false},
+		{File{FileType: 0, CreationTime: feb.UnixMicro() - 1}, true},
+		{File{FileType: 0, CreationTime: feb.UnixMicro()}, false},
+		{File{FileType: 1, CreationTime: jan.UnixMicro()}, false},
+		{File{FileType: 2, CreationTime: jan.UnixMicro()}, false},
+		{File{FileType: 3, CreationTime: jan.UnixMicro()}, true},
+	} {
+		if f.TakeFile(c.file) != c.take {
+			t.Errorf("%+v: want %v", c.file, c.take)
+		}
+	}
+	if (Set{}).NarrowsFiles() || !f.NarrowsFiles() {
+		t.Fatal("NarrowsFiles")
+	}
+}
+
+func TestParseTime(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"2024-06-01":           time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC),
+		"2024-06-01T10:00:00Z": time.Date(2024, 6, 1, 10, 0, 0, 0, time.UTC),
+		"30d":                  now.Add(-30 * 24 * time.Hour),
+		"2w":                   now.Add(-14 * 24 * time.Hour),
+		"12h":                  now.Add(-12 * time.Hour),
+	} {
+		got, err := ParseTime(in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "yesterday", "-3d", "2024-13-01", "d"} {
+		if _, err := ParseTime(bad, now); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
 	}
 }

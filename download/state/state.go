@@ -146,6 +146,9 @@ const (
 	Saved        Status = "saved"
 	HashMismatch Status = "hash-mismatch" // saved; its bytes are not what its metadata claims
 	Failed       Status = "failed"        // not saved; retried first next run
+	// Skipped: not downloaded because the run's filters left it out; kept
+	// with its diff entry so a wider run fetches it without re-listing.
+	Skipped Status = "skipped"
 )
 
 // Meta is the metadata a file's local copy reflects.
