@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/verify"
 	"github.com/quak-photos/quak/retry"
 )
@@ -24,6 +26,53 @@ type backupOpts struct {
 	logFile     string
 	healthURL   string
 	verify      bool
+	init        bool
+	noSpace     bool
+	filters     filterFlags
+}
+
+// filterFlags are backup's choices of what to download.
+type filterFlags struct {
+	albums, exclude                []string
+	noShared, noHidden, noArchived bool
+	since, until                   string
+	skipVideos, skipLive           bool
+}
+
+func (f *filterFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.albums, "albums", nil, "only these albums (name glob, case-insensitive, or id; repeatable)")
+	fs.StringArrayVar(&f.exclude, "exclude-albums", nil, "not these albums (name glob or id; repeatable)")
+	fs.BoolVar(&f.noShared, "no-shared", false, "skip albums others share with you")
+	fs.BoolVar(&f.noHidden, "no-hidden", false, "skip hidden albums")
+	fs.BoolVar(&f.noArchived, "no-archived", false, "skip archived albums")
+	fs.StringVar(&f.since, "since", "", "only files created at or after: a date (2024-06-01), RFC 3339 time, or age (90d, 2w, 12h)")
+	fs.StringVar(&f.until, "until", "", "only files created before: a date, RFC 3339 time, or age")
+	fs.BoolVar(&f.skipVideos, "skip-videos", false, "do not download videos")
+	fs.BoolVar(&f.skipLive, "skip-live-photos", false, "do not download live photos")
+}
+
+// set turns the flags into a filter.Set, or a usage error.
+func (f *filterFlags) set(now time.Time) (filter.Set, error) {
+	s := filter.Set{Albums: filter.Albums{Include: f.albums, Exclude: f.exclude}, NoShared: f.noShared,
+		NoHidden: f.noHidden, NoArchived: f.noArchived, SkipVideos: f.skipVideos, SkipLive: f.skipLive}
+	if err := s.Albums.Validate(); err != nil {
+		return s, &usageError{err}
+	}
+	var err error
+	if f.since != "" {
+		if s.Since, err = filter.ParseTime(f.since, now); err != nil {
+			return s, &usageError{fmt.Errorf("--since: %w", err)}
+		}
+	}
+	if f.until != "" {
+		if s.Until, err = filter.ParseTime(f.until, now); err != nil {
+			return s, &usageError{fmt.Errorf("--until: %w", err)}
+		}
+	}
+	if !s.Since.IsZero() && !s.Until.IsZero() && !s.Since.Before(s.Until) {
+		return s, &usageError{fmt.Errorf("--since must be before --until")}
+	}
+	return s, nil
 }
 
 func newBackupCmd(d deps) *cobra.Command {
@@ -68,6 +117,9 @@ Exit codes:
 	f.StringVar(&o.logFile, "log-file", "", "also append the human lines, timestamped, to this file")
 	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); default $QUAK_HEALTHCHECK_URL")
 	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
+	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
+	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")
+	o.filters.register(f)
 	o.net.register(f)
 	return c
 }
@@ -75,6 +127,14 @@ Exit codes:
 func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
 	if o.concurrency < 1 || o.attempts < 1 {
 		return &usageError{fmt.Errorf("--concurrency and --attempts must be at least 1")}
+	}
+	now := time.Now
+	if d.now != nil {
+		now = d.now
+	}
+	filters, err := o.filters.set(now())
+	if err != nil {
+		return err
 	}
 	var jl *jsonLines
 	if o.json {
@@ -149,6 +209,9 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		Events:      pr.event,
 		FileMode:    0o666 &^ d.umask,
 		Redownload:  redo,
+		Filter:      filters,
+		Init:        o.init,
+		FreeSpace:   spaceCheck(d, o.noSpace),
 		Record: func(s *backup.Summary, err error) (any, bool) {
 			code := runExitCode(s, err)
 			return lastRun(a, s, err, code), code == exitOK
@@ -161,6 +224,22 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		return &partialError{files: sum.Failed, albums: sum.AlbumsFailed}
 	}
 	return nil
+}
+
+// spaceCheck is how backup learns the free space, or nil for no check.
+func spaceCheck(d deps, off bool) func(string) (int64, error) {
+	switch {
+	case off:
+		return nil
+	case d.freeSpace != nil:
+		return d.freeSpace
+	}
+	return func(dir string) (int64, error) {
+		if n := freeSpace(dir); n >= 0 {
+			return n, nil
+		}
+		return 0, fmt.Errorf("free space unknown")
+	}
 }
 
 func dirExists(dir string) bool {

@@ -43,6 +43,8 @@ type deps struct {
 	// healthTransport carries them (nil: http.DefaultTransport).
 	healthTimeout   time.Duration
 	healthTransport http.RoundTripper
+	// freeSpace reports a folder's free bytes (nil: statfs).
+	freeSpace func(string) (int64, error)
 }
 
 // Main runs quak with the process's arguments, streams and environment, and

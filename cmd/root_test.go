@@ -22,6 +22,7 @@ type env struct {
 	now             func() time.Time
 	healthTimeout   time.Duration
 	healthTransport http.RoundTripper
+	freeSpace       func(string) (int64, error)
 }
 
 func newEnv(t *testing.T) *env {
@@ -42,6 +43,7 @@ func (e *env) run(args ...string) (code int, stdout, stderr string) {
 
 		healthTimeout:   e.healthTimeout,
 		healthTransport: e.healthTransport,
+		freeSpace:       e.freeSpace,
 	}
 	code = run(context.Background(), d, args)
 	return code, out.String(), errb.String()

@@ -44,6 +44,9 @@ type Fetcher struct {
 	// OnBytes, if set, hears of plaintext bytes as they are written (an
 	// attempt that fails and is retried is counted again).
 	OnBytes func(n int64)
+	// TempFile creates the temp file in dir (default os.CreateTemp with
+	// TempPrefix); tests make it fail as a full disk would.
+	TempFile func(dir string) (*os.File, error)
 }
 
 // Partial is a downloaded, authenticated file in a temp file beside its
@@ -97,7 +100,11 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string) (p *Partial
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.CreateTemp(dir, TempPrefix+"*")
+	create := f.TempFile
+	if create == nil {
+		create = func(dir string) (*os.File, error) { return os.CreateTemp(dir, TempPrefix+"*") }
+	}
+	tmp, err := create(dir)
 	if err != nil {
 		return nil, err
 	}

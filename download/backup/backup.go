@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/quak-photos/quak/apiclient"
@@ -52,6 +54,14 @@ type Options struct {
 	// value takes everything. Skipped files are remembered, so widening it
 	// later fetches them without listing the library again.
 	Filter filter.Set
+	// Init creates Dir when it is missing (quak backup --init); otherwise a
+	// missing Dir is refused, so a disk that did not mount never fills the
+	// root file system.
+	Init bool
+	// FreeSpace, if set, reports the bytes free on Dir's file system; the
+	// run then lists what changed first and refuses to start downloading
+	// when it needs more (plus SpaceMargin).
+	FreeSpace func(dir string) (int64, error)
 	// Redownload names saved files to download again before anything else
 	// (quak verify found them missing or changed).
 	Redownload []int64
@@ -115,7 +125,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if o.FileMode == 0 {
 		o.FileMode = 0o644
 	}
-	dir, err := prepareDir(o.Dir)
+	dir, err := prepareDir(o.Dir, o.Init)
 	if err != nil {
 		return &Summary{}, err
 	}
@@ -152,7 +162,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	r.fetcher = &download.Fetcher{Client: o.Client, Policy: r.policy(), OnBytes: func(n int64) {
+	r.fetcher = &download.Fetcher{Client: o.Client, Policy: r.policy(), TempFile: openTemp, OnBytes: func(n int64) {
 		r.emit(Event{Kind: Progress, Bytes: n})
 	}}
 	err = r.sync(ctx, cancel)
@@ -162,6 +172,10 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	r.sum.Unchanged = r.unchanged()
 	return &r.sum, err
 }
+
+// openTemp creates a download's temp file; tests replace it to model a
+// full disk.
+var openTemp = func(dir string) (*os.File, error) { return os.CreateTemp(dir, download.TempPrefix+"*") }
 
 // Lock takes DIR's lock, held by one quak run at a time (backup, verify),
 // or fails with ErrLocked. DIR/.quak must exist.
@@ -208,17 +222,22 @@ func (r *run) emit(e Event) {
 	r.o.Events(e)
 }
 
-// prepareDir checks that dir exists, is a folder and is writable, and makes
-// its state folder.
-func prepareDir(dir string) (string, error) {
+// prepareDir checks that dir exists (creating it when init), is a folder
+// and is writable, and makes its state folder.
+func prepareDir(dir string, init bool) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", &DirError{Dir: dir, Reason: "has no absolute path", Err: err}
 	}
+	if init {
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return "", &DirError{Dir: dir, Reason: "cannot be created", Err: err}
+		}
+	}
 	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", &DirError{Dir: dir, Reason: "does not exist (create it first)"}
+		return "", &DirError{Dir: dir, Reason: "does not exist (is the disk mounted? quak backup --init creates it)"}
 	case err != nil:
 		return "", &DirError{Dir: dir, Reason: "cannot be read", Err: err}
 	case !fi.IsDir():
@@ -236,7 +255,8 @@ func prepareDir(dir string) (string, error) {
 	return abs, nil
 }
 
-// checkAccount refuses a folder that backs up another account.
+// checkAccount refuses a folder that backs up another account, or the same
+// user id on another server.
 func (r *run) checkAccount() error {
 	a, err := r.st.Account()
 	if err != nil {
@@ -244,6 +264,9 @@ func (r *run) checkAccount() error {
 	}
 	if a != nil && a.UserID != r.o.Keys.UserID {
 		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of another account (%s, user %d)", a.Email, a.UserID)}
+	}
+	if a != nil && a.Endpoint != "" && r.o.Endpoint != "" && !sameEndpoint(a.Endpoint, r.o.Endpoint) {
+		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of an account on another server (%s)", a.Endpoint)}
 	}
 	return r.st.SetAccount(state.Account{UserID: r.o.Keys.UserID, Email: r.o.Email, Endpoint: r.o.Endpoint})
 }
@@ -295,7 +318,25 @@ func (r *run) commit(files []*state.File, c *state.Collection) error {
 	return r.st.Commit(files, c)
 }
 
-// fatal reports errors that stop the whole run.
+func sameEndpoint(a, b string) bool {
+	return strings.EqualFold(strings.TrimRight(a, "/"), strings.TrimRight(b, "/"))
+}
+
+// fatal reports errors that stop the whole run: a dead session, a
+// cancelled run, and a backup folder that is full or read-only (every
+// further file would fail the same way).
 func fatal(ctx context.Context, err error) bool {
-	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil
+	var de *DirError
+	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil || errors.As(err, &de)
+}
+
+// diskError turns a full or read-only file system into the *DirError that
+// stops the run, and returns other errors as they are.
+func (r *run) diskError(err error) error {
+	for _, e := range []error{syscall.ENOSPC, syscall.EROFS} {
+		if errors.Is(err, e) {
+			return &DirError{Dir: r.o.Dir, Reason: "is full or read-only; the run stopped", Err: err}
+		}
+	}
+	return err
 }

@@ -66,6 +66,8 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 				jobs = append(jobs, it)
 				prev[it.FileID] = sf
 				bytes += plainSize(it.Size)
+			case fatal(ctx, r.diskError(err)):
+				return out, false, r.diskError(err)
 			case err != nil:
 				add(r.fail(sf, raw, a, it.Meta.Title, err))
 			case rec != nil:

@@ -20,9 +20,16 @@ import (
 // comes back as a Failed record.
 func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection, named []string) (*state.File, error) {
 	rec := record(it, sf)
+	// failed records the file as failed, unless the error stops the run.
+	failed := func(err error) (*state.File, error) {
+		if err := r.diskError(err); fatal(ctx, err) {
+			return nil, err
+		}
+		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
+	}
 	dir, err := r.albumDir(c)
 	if err != nil {
-		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
+		return failed(err)
 	}
 	live := catalog.IsLivePhoto(it.Meta)
 	t := download.Target{FileID: it.FileID, Key: it.Key, Header: it.Header, Size: it.Size, Hash: it.Meta.Hash}
@@ -31,16 +38,13 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	}
 	p, err := r.fetcher.Fetch(ctx, t, dir)
 	if err != nil {
-		if fatal(ctx, err) {
-			return nil, err
-		}
-		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
+		return failed(err)
 	}
 	size := p.Size
 	old := r.previous(sf, c, it)
 	names, local, mismatch, err := r.place(p, it, c, old, live, named)
 	if err != nil {
-		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
+		return failed(err)
 	}
 	rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil
 	rec.LocalHash = local
@@ -50,7 +54,7 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	}
 	rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
 	if err := r.writeSidecar(rec, c, old); err != nil {
-		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
+		return failed(err)
 	}
 	for cid, e := range rec.Entries {
 		if cid != c.ID && !e.Deleted {

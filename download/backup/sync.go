@@ -53,6 +53,11 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 		}
 		albums[a.ID] = a
 	}
+	if r.o.FreeSpace != nil {
+		if err := r.checkSpace(ctx, albums); err != nil {
+			return err
+		}
+	}
 	if err := r.retryFailed(ctx, albums, cancel); err != nil {
 		return err
 	}
@@ -67,7 +72,7 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 			continue // left out by the filters: its cursor stays, for a wider run
 		}
 		if err := r.syncAlbum(ctx, a, cancel); err != nil {
-			if fatal(ctx, err) {
+			if err := r.diskError(err); fatal(ctx, err) {
 				return err
 			}
 			r.sum.AlbumsFailed++

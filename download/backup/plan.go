@@ -1,0 +1,126 @@
+package backup
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/retry"
+)
+
+// spaceMargin is what quak keeps free beyond the bytes it will download:
+// room for sidecars, the state and the file system's own needs.
+func spaceMargin(need int64) int64 { return 100<<20 + need/100 }
+
+// checkSpace lists what changed (one extra listing of the changed albums
+// only) and refuses to start when the bytes to download, plus a margin,
+// exceed the free space.
+func (r *run) checkSpace(ctx context.Context, albums map[int64]*catalog.Album) error {
+	need, err := r.plan(ctx, albums)
+	if err != nil || need == 0 {
+		return err
+	}
+	free, err := r.o.FreeSpace(r.dir)
+	if err != nil {
+		return nil //nolint:nilerr // an unknown free space is no reason to refuse
+	}
+	if margin := spaceMargin(need); need+margin > free {
+		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf(
+			"needs %s for what is new (and %s to spare), but its file system has %s free: free some space, narrow the backup (--albums, --since, …), or pass --no-space-check",
+			bytesText(need), bytesText(margin), bytesText(free))}
+	}
+	return nil
+}
+
+// plan returns the plaintext bytes this run would download: retried and
+// newly chosen files, and every new or changed file in changed albums, each
+// file once.
+func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64, error) {
+	seen := map[int64]bool{}
+	var total int64
+	consider := func(raw *apiclient.File, a *catalog.Album) error {
+		if raw.IsDeleted || seen[raw.ID] {
+			return nil
+		}
+		sf, err := r.st.File(raw.ID)
+		if err != nil {
+			return err
+		}
+		it, err := catalog.OpenItem(raw, a)
+		if err != nil {
+			return nil //nolint:nilerr // it will fail as a file; nothing to download
+		}
+		fresh := sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped
+		if (fresh && r.takeFile(it)) || (!fresh && sf.Header != keys.EncodeB64(it.Header)) {
+			seen[raw.ID] = true
+			total += plainSize(it.Size)
+		}
+		return nil
+	}
+	err := r.st.Files(func(f *state.File) error {
+		if (f.Status == state.Failed || f.Status == state.Skipped) && f.Pending != nil {
+			if a := albums[f.Pending.CollectionID]; a != nil && !a.Deleted && r.takeAlbum(a) {
+				return consider(f.Pending, a)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	ids := make([]int64, 0, len(albums))
+	for id := range albums {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		a := albums[id]
+		if a.Deleted || !r.takeAlbum(a) {
+			continue
+		}
+		since := int64(0)
+		if c := r.colls[id]; c != nil {
+			since = c.Cursor
+		}
+		for a.UpdationTime > since {
+			var page *apiclient.DiffPage
+			err := retry.Do(ctx, r.fetcher.Policy, func(ctx context.Context) error {
+				var err error
+				page, err = r.o.Client.Diff(ctx, id, since)
+				return err
+			})
+			if err != nil {
+				return 0, fmt.Errorf("listing what is new in album %d: %w", id, err)
+			}
+			for i := range page.Diff {
+				if err := consider(&page.Diff[i], a); err != nil {
+					return 0, err
+				}
+			}
+			next := apiclient.DiffCursor(since, page.Diff)
+			if !page.HasMore || next <= since {
+				break
+			}
+			since = next
+		}
+	}
+	return total, nil
+}
+
+// bytesText is n in binary units, for messages.
+func bytesText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
