@@ -25,15 +25,15 @@ type fix struct {
 	dir string
 }
 
-func (fx *fix) backup(t testing.TB, redownload ...int64) *backup.Summary {
-	t.Helper()
+func (fx *fix) backup(tb testing.TB, redownload ...int64) *backup.Summary {
+	tb.Helper()
 	p := retry.Default()
 	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	sum, err := backup.Run(context.Background(), backup.Options{
 		Dir: fx.dir, Client: fx.s.Client(nil).WithToken(fx.u.Token()), Policy: p, Redownload: redownload,
 		Keys: catalog.Keys{UserID: fx.u.ID, MasterKey: fx.u.MasterKey, PublicKey: fx.u.PublicKey, SecretKey: fx.u.SecretKey},
 	})
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return sum
 }
 
