@@ -28,6 +28,8 @@ type backupOpts struct {
 	verify      bool
 	init        bool
 	noSpace     bool
+	prune       bool
+	maxDelete   int
 	filters     filterFlags
 }
 
@@ -119,14 +121,16 @@ Exit codes:
 	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
 	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")
+	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
+	f.IntVar(&o.maxDelete, "max-delete", backup.DefaultMaxDelete, "with --prune: move nothing when more than this many album entries were deleted")
 	o.filters.register(f)
 	o.net.register(f)
 	return c
 }
 
 func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
-	if o.concurrency < 1 || o.attempts < 1 {
-		return &usageError{fmt.Errorf("--concurrency and --attempts must be at least 1")}
+	if o.concurrency < 1 || o.attempts < 1 || o.maxDelete < 1 {
+		return &usageError{fmt.Errorf("--concurrency, --attempts and --max-delete must be at least 1")}
 	}
 	now := time.Now
 	if d.now != nil {
@@ -211,6 +215,9 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		Redownload:  redo,
 		Filter:      filters,
 		Init:        o.init,
+		Prune:       o.prune,
+		MaxDelete:   o.maxDelete,
+		Now:         d.now,
 		FreeSpace:   spaceCheck(d, o.noSpace),
 		Record: func(s *backup.Summary, err error) (any, bool) {
 			code := runExitCode(s, err)

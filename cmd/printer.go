@@ -60,6 +60,10 @@ var eventTypes = map[backup.Kind]string{
 	backup.Retrying:         "retry",
 	backup.LeftoversRemoved: "leftovers-removed",
 	backup.Planned:          "planned",
+	backup.FileSkipped:      "skipped",
+	backup.FilePruned:       "pruned",
+	backup.AlbumPruned:      "album-pruned",
+	backup.PruneRefused:     "prune-refused",
 }
 
 // jsonEvent writes e as one JSON object (Progress is not written: the
@@ -77,8 +81,10 @@ func (p *printer) jsonEvent(e backup.Event) {
 		f["files"] = e.Files
 	case backup.Planned:
 		f["album"], f["files"], f["bytes"] = e.Album, e.Files, e.Bytes
-	case backup.AlbumRenamed, backup.AlbumDeleted, backup.AlbumFailed:
+	case backup.AlbumRenamed, backup.AlbumDeleted, backup.AlbumFailed, backup.AlbumPruned:
 		f["collectionID"], f["album"], f["path"] = e.CollectionID, e.Album, e.Path
+	case backup.PruneRefused:
+		f["reason"] = errText(e.Err)
 	default:
 		f["fileID"], f["collectionID"], f["album"], f["title"], f["path"] = e.FileID, e.CollectionID, e.Album, e.Title, e.Path
 		if e.Kind == backup.FileSaved {
@@ -133,6 +139,12 @@ func (p *printer) event(e backup.Event) {
 		p.line("attempt %d failed, retrying in %s: %v", e.Attempt, e.Delay.Round(100*time.Millisecond), e.Err)
 	case backup.AlbumDeleted:
 		p.line("album deleted on the server, folder kept: %s", e.Path)
+	case backup.FilePruned:
+		p.line("moved to the trash (deleted on the server): %s", e.Path)
+	case backup.AlbumPruned:
+		p.line("album folder moved to the trash (album deleted on the server): %s", e.Path)
+	case backup.PruneRefused:
+		p.line("not pruning: %v", e.Err)
 	}
 }
 
@@ -198,7 +210,7 @@ func summaryFields(s *backup.Summary, code int) map[string]any {
 		"counts": map[string]int{
 			"new": s.New, "linked": s.Linked, "adopted": s.Adopted, "metadata": s.Updated, "unchanged": s.Unchanged,
 			"failed": s.Failed, "hashMismatches": s.HashMismatches, "deletedOnServer": s.DeletedOnServer,
-			"albumsDeleted": s.AlbumsDeleted, "albumsFailed": s.AlbumsFailed,
+			"albumsDeleted": s.AlbumsDeleted, "albumsFailed": s.AlbumsFailed, "skipped": s.Skipped, "pruned": s.Pruned,
 		},
 		"reasons":   reasons,
 		"bytes":     s.Bytes,
@@ -216,6 +228,12 @@ func summaryLine(s *backup.Summary) string {
 	}
 	if s.AlbumsDeleted+s.AlbumsFailed > 0 {
 		line += fmt.Sprintf(", %d albums deleted, %d albums failed", s.AlbumsDeleted, s.AlbumsFailed)
+	}
+	if s.Skipped > 0 {
+		line += fmt.Sprintf(", %d left out by filters", s.Skipped)
+	}
+	if s.Pruned > 0 {
+		line += fmt.Sprintf(", %d moved to the trash", s.Pruned)
 	}
 	return line + fmt.Sprintf("; %s in %s", humanBytes(s.Bytes), s.Duration.Round(time.Millisecond))
 }

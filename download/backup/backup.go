@@ -62,6 +62,12 @@ type Options struct {
 	// run then lists what changed first and refuses to start downloading
 	// when it needs more (plus SpaceMargin).
 	FreeSpace func(dir string) (int64, error)
+	// Prune moves what the server deleted to DIR/.quak/trash/<date>/, at
+	// most MaxDelete album copies a run (0: DefaultMaxDelete).
+	Prune     bool
+	MaxDelete int
+	// Now is the clock for trash folders (default time.Now).
+	Now func() time.Time
 	// Redownload names saved files to download again before anything else
 	// (quak verify found them missing or changed).
 	Redownload []int64
@@ -111,6 +117,7 @@ type run struct {
 	dirty    map[string]bool // folders whose new entries are not fsynced yet
 	indexErr error
 	indexed  bool
+	vanished int // albums whose diff answered 404 though listed as live
 }
 
 // Run backs up the account into o.Dir. The summary is returned even with an
@@ -138,6 +145,12 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		touched: map[int64]bool{}, dirty: map[string]bool{}}
 	r.sum = Summary{Started: true, Start: start, Reasons: map[string]int{}}
 	r.o.Filter = o.Filter.ForAccount(o.Keys.UserID)
+	if r.o.MaxDelete <= 0 {
+		r.o.MaxDelete = DefaultMaxDelete
+	}
+	if r.o.Now == nil {
+		r.o.Now = time.Now
+	}
 	defer func() {
 		r.sum.Duration = time.Since(start)
 		if rerr := r.record(err); rerr != nil && err == nil {
@@ -168,6 +181,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	err = r.sync(ctx, cancel)
 	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) {
 		err = cause
+	}
+	if err == nil && o.Prune {
+		err = r.prune()
 	}
 	r.sum.Unchanged = r.unchanged()
 	return &r.sum, err
@@ -276,7 +292,7 @@ func (r *run) checkAccount() error {
 func (r *run) unchanged() int {
 	n := 0
 	_ = r.st.Files(func(f *state.File) error {
-		if f.Status == state.Saved || f.Status == state.HashMismatch {
+		if (f.Status == state.Saved || f.Status == state.HashMismatch) && len(f.Entries) > 0 {
 			r.sum.TotalFiles++
 			r.sum.TotalBytes += plainSize(f.Size)
 			if !r.touched[f.ID] {

@@ -23,6 +23,9 @@ const (
 	Planned                          // more work is known: Files and Bytes to download
 	Progress                         // Bytes more were written
 	FileSkipped                      // the run's filters left a file out; a wider run fetches it
+	FilePruned                       // --prune moved an album copy deleted on the server to the trash
+	AlbumPruned                      // --prune moved a deleted album's folder to the trash
+	PruneRefused                     // --prune moved nothing; Err says why
 )
 
 // Event is one thing the backup did or decided. Fields that do not apply
@@ -67,6 +70,8 @@ type Summary struct {
 	DeletedOnServer int // entries removed or trashed on the server (local copies kept)
 	AlbumsDeleted   int
 	AlbumsFailed    int
+	Pruned          int    // album copies moved to the trash
+	PruneRefused    string // why --prune moved nothing, if it did not run
 	Bytes           int64
 	Duration        time.Duration
 	// Failures are the files not saved, by id; Reasons counts them by class.

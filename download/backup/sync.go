@@ -112,6 +112,9 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 		})
 		var ae *errs.ApiError
 		if errors.As(err, &ae) && ae.Status == 404 {
+			r.mu.Lock()
+			r.vanished++ // not a tombstone: --prune will not act on this run
+			r.mu.Unlock()
 			return r.albumGone(c) // deleted since the listing
 		}
 		if err != nil {

@@ -134,6 +134,8 @@ type Collection struct {
 	Type    string `json:"type"`
 	OwnerID int64  `json:"ownerID"`
 	Deleted bool   `json:"deleted,omitempty"`
+	// Pruned: a deleted album whose folder quak moved to the trash.
+	Pruned bool `json:"pruned,omitempty"`
 	// Cursor is the sinceTime up to which every file is saved or recorded.
 	Cursor int64 `json:"cursor"`
 }
