@@ -51,7 +51,7 @@ func (r *run) prune() error {
 	err = r.st.Files(func(f *state.File) error {
 		for cid, e := range f.Entries {
 			c := colls[cid]
-			if c == nil || !(e.Deleted || c.Deleted) {
+			if c == nil || (!e.Deleted && !c.Deleted) {
 				continue
 			}
 			entries++
