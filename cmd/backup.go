@@ -30,6 +30,8 @@ type backupOpts struct {
 	noSpace     bool
 	prune       bool
 	maxDelete   int
+	dryRun      bool
+	metaOnly    bool
 	filters     filterFlags
 }
 
@@ -121,6 +123,8 @@ Exit codes:
 	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
 	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")
+	f.BoolVar(&o.dryRun, "dry-run", false, "say everything this run would do, writing nothing (no file, no state, no lock)")
+	f.BoolVar(&o.metaOnly, "metadata-only", false, "refresh sidecars, album files, names and mtimes from a full listing; download nothing")
 	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
 	f.IntVar(&o.maxDelete, "max-delete", backup.DefaultMaxDelete, "with --prune: move nothing when more than this many album entries were deleted")
 	o.filters.register(f)
@@ -131,6 +135,9 @@ Exit codes:
 func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
 	if o.concurrency < 1 || o.attempts < 1 || o.maxDelete < 1 {
 		return &usageError{fmt.Errorf("--concurrency, --attempts and --max-delete must be at least 1")}
+	}
+	if o.dryRun && (o.verify || o.init) {
+		return &usageError{fmt.Errorf("--dry-run writes nothing, so it cannot --verify (which records what it checked) or --init")}
 	}
 	now := time.Now
 	if d.now != nil {
@@ -150,9 +157,13 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	}
 	defer func() { _ = lf.close() }()
 	pr := newPrinter(d, jl, lf)
+	pr.dryRun = o.dryRun
 	url := o.healthURL
 	if url == "" {
 		url = d.getenv("QUAK_HEALTHCHECK_URL")
+	}
+	if o.dryRun {
+		url = "" // a preview is not a backup: no ping
 	}
 	ping, err := newPinger(d, url, pr.warn)
 	if err != nil {
@@ -203,22 +214,24 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		}
 	}
 	sum, err = backup.Run(ctx, backup.Options{
-		Dir:         dir,
-		Client:      c,
-		Keys:        catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey},
-		Email:       a.Email,
-		Endpoint:    a.Endpoint,
-		Policy:      p,
-		Concurrency: o.concurrency,
-		Events:      pr.event,
-		FileMode:    0o666 &^ d.umask,
-		Redownload:  redo,
-		Filter:      filters,
-		Init:        o.init,
-		Prune:       o.prune,
-		MaxDelete:   o.maxDelete,
-		Now:         d.now,
-		FreeSpace:   spaceCheck(d, o.noSpace),
+		Dir:          dir,
+		Client:       c,
+		Keys:         catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey},
+		Email:        a.Email,
+		Endpoint:     a.Endpoint,
+		Policy:       p,
+		Concurrency:  o.concurrency,
+		Events:       pr.event,
+		FileMode:     0o666 &^ d.umask,
+		Redownload:   redo,
+		Filter:       filters,
+		Init:         o.init,
+		Prune:        o.prune,
+		MaxDelete:    o.maxDelete,
+		Now:          d.now,
+		DryRun:       o.dryRun,
+		MetadataOnly: o.metaOnly,
+		FreeSpace:    spaceCheck(d, o.noSpace),
 		Record: func(s *backup.Summary, err error) (any, bool) {
 			code := runExitCode(s, err)
 			return lastRun(a, s, err, code), code == exitOK

@@ -26,6 +26,8 @@ type printer struct {
 	files int
 	done  int
 	total int64
+	// dryRun prints every decision, since nothing else shows them.
+	dryRun bool
 }
 
 func newPrinter(d deps, json *jsonLines, log *logFile) *printer {
@@ -111,6 +113,9 @@ func (p *printer) event(e backup.Event) {
 	if p.json != nil {
 		p.jsonEvent(e)
 	}
+	if p.dryRun {
+		p.dryLine(e)
+	}
 	switch e.Kind {
 	case backup.Planned:
 		p.files += e.Files
@@ -140,11 +145,40 @@ func (p *printer) event(e backup.Event) {
 	case backup.AlbumDeleted:
 		p.line("album deleted on the server, folder kept: %s", e.Path)
 	case backup.FilePruned:
-		p.line("moved to the trash (deleted on the server): %s", e.Path)
+		p.line("%s to the trash (deleted on the server): %s", p.verb("moved", "would move"), e.Path)
 	case backup.AlbumPruned:
-		p.line("album folder moved to the trash (album deleted on the server): %s", e.Path)
+		p.line("album folder %s to the trash (album deleted on the server): %s", p.verb("moved", "would move"), e.Path)
 	case backup.PruneRefused:
 		p.line("not pruning: %v", e.Err)
+	}
+}
+
+func (p *printer) verb(done, would string) string {
+	if p.dryRun {
+		return would
+	}
+	return done
+}
+
+// dryLine names what a real run would do.
+func (p *printer) dryLine(e backup.Event) {
+	switch e.Kind {
+	case backup.FileSaved:
+		p.line("would download: %s (%s)", e.Path, humanBytes(e.Bytes))
+	case backup.FileLinked:
+		p.line("would link: %s", e.Path)
+	case backup.FileAdopted:
+		p.line("would adopt: %s", e.Path)
+	case backup.MetadataUpdated:
+		p.line("would update the metadata of: %s", e.Path)
+	case backup.FileRenamed:
+		p.line("would rename to: %s", e.Path)
+	case backup.DeletedOnServer:
+		p.line("deleted on the server (kept): %s", e.Path)
+	case backup.AlbumRenamed:
+		p.line("would move the album folder to: %s", e.Path)
+	case backup.FileSkipped:
+		p.line("left out by the filters: %s / %s", e.Album, orUnknown(e.Title))
 	}
 }
 
@@ -177,7 +211,9 @@ func (p *printer) finish(s *backup.Summary, code int) {
 		_ = p.bar.Finish()
 	}
 	if p.json != nil {
-		p.json.write("summary", summaryFields(s, code))
+		f := summaryFields(s, code)
+		f["dryRun"] = p.dryRun
+		p.json.write("summary", f)
 	}
 	if s == nil || !s.Started {
 		return
@@ -187,6 +223,9 @@ func (p *printer) finish(s *backup.Summary, code int) {
 		out = p.d.stderr
 	}
 	line := summaryLine(s)
+	if p.dryRun {
+		line = "Dry run, nothing written; a real run would make: " + line
+	}
 	fmt.Fprintln(out, line)
 	p.log.line(line)
 }

@@ -679,3 +679,10 @@ func (f *File) LoseThumbnail() {
 		o.lost = true
 	}
 }
+
+// Spec is the file's current description (edits included).
+func (f *File) Spec() FileSpec {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	return f.spec
+}

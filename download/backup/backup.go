@@ -68,6 +68,12 @@ type Options struct {
 	MaxDelete int
 	// Now is the clock for trash folders (default time.Now).
 	Now func() time.Time
+	// DryRun decides and reports everything a real run would, writing
+	// nothing in Dir: no file, no state change, no lock.
+	DryRun bool
+	// MetadataOnly refreshes every sidecar, album file, name and mtime from
+	// a full listing, downloading nothing and leaving cursors where they are.
+	MetadataOnly bool
 	// Redownload names saved files to download again before anything else
 	// (quak verify found them missing or changed).
 	Redownload []int64
@@ -118,6 +124,7 @@ type run struct {
 	indexErr error
 	indexed  bool
 	vanished int // albums whose diff answered 404 though listed as live
+	ov       overlay
 }
 
 // Run backs up the account into o.Dir. The summary is returned even with an
@@ -132,17 +139,30 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if o.FileMode == 0 {
 		o.FileMode = 0o644
 	}
-	dir, err := prepareDir(o.Dir, o.Init)
+	if o.DryRun {
+		o.Init = false
+	}
+	dir, err := prepareDir(o.Dir, o.Init, o.DryRun)
 	if err != nil {
 		return &Summary{}, err
 	}
-	unlock, err := Lock(dir)
-	if err != nil {
-		return &Summary{}, err
-	}
-	defer unlock()
 	r := &run{o: o, dir: dir, names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
-		touched: map[int64]bool{}, dirty: map[string]bool{}}
+		touched: map[int64]bool{}, dirty: map[string]bool{},
+		ov: overlay{files: map[string]bool{}, aliases: map[string]string{}}}
+	if o.DryRun {
+		st, drop, err := dryState(dir)
+		if err != nil {
+			return &Summary{}, err
+		}
+		defer drop()
+		r.st = st
+	} else {
+		unlock, err := Lock(dir)
+		if err != nil {
+			return &Summary{}, err
+		}
+		defer unlock()
+	}
 	r.sum = Summary{Started: true, Start: start, Reasons: map[string]int{}}
 	r.o.Filter = o.Filter.ForAccount(o.Keys.UserID)
 	if r.o.MaxDelete <= 0 {
@@ -157,16 +177,18 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 			err = rerr
 		}
 	}()
-	if n, err := download.RemoveLeftovers(dir); err != nil {
-		return &r.sum, err
-	} else if n > 0 {
-		r.emit(Event{Kind: LeftoversRemoved, Files: n})
+	if !o.DryRun {
+		if n, err := download.RemoveLeftovers(dir); err != nil {
+			return &r.sum, err
+		} else if n > 0 {
+			r.emit(Event{Kind: LeftoversRemoved, Files: n})
+		}
+		r.st, err = state.Open(filepath.Join(dir, StateDir, "state.db"))
+		if err != nil {
+			return &r.sum, err
+		}
+		defer func() { _ = r.st.Close() }()
 	}
-	r.st, err = state.Open(filepath.Join(dir, StateDir, "state.db"))
-	if err != nil {
-		return &r.sum, err
-	}
-	defer func() { _ = r.st.Close() }()
 	if err := r.checkAccount(); err != nil {
 		return &r.sum, err
 	}
@@ -201,7 +223,7 @@ func Lock(dir string) (unlock func(), err error) {
 
 // record writes last-run.json (and last-success.json) from o.Record.
 func (r *run) record(runErr error) error {
-	if r.o.Record == nil {
+	if r.o.Record == nil || r.dry() {
 		return nil
 	}
 	v, ok := r.o.Record(&r.sum, runErr)
@@ -239,8 +261,8 @@ func (r *run) emit(e Event) {
 }
 
 // prepareDir checks that dir exists (creating it when init), is a folder
-// and is writable, and makes its state folder.
-func prepareDir(dir string, init bool) (string, error) {
+// and is writable, and makes its state folder; for a dry run it only looks.
+func prepareDir(dir string, init, dry bool) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", &DirError{Dir: dir, Reason: "has no absolute path", Err: err}
@@ -258,6 +280,8 @@ func prepareDir(dir string, init bool) (string, error) {
 		return "", &DirError{Dir: dir, Reason: "cannot be read", Err: err}
 	case !fi.IsDir():
 		return "", &DirError{Dir: dir, Reason: "is not a folder"}
+	case dry:
+		return abs, nil
 	}
 	if err := os.MkdirAll(filepath.Join(abs, StateDir), 0o700); err != nil {
 		return "", &DirError{Dir: dir, Reason: "is not writable", Err: err}
@@ -306,6 +330,10 @@ func (r *run) unchanged() int {
 
 // writeJSON writes a sidecar or album_meta.json and remembers its folder.
 func (r *run) writeJSON(path string, v any) error {
+	if r.dry() {
+		r.note(path, true)
+		return nil
+	}
 	if err := writeJSON(path, v); err != nil {
 		return err
 	}
@@ -326,6 +354,9 @@ func (r *run) commit(files []*state.File, c *state.Collection) error {
 	dirs := r.dirty
 	r.dirty = map[string]bool{}
 	r.mu.Unlock()
+	if r.dry() {
+		dirs = nil
+	}
 	for d := range dirs {
 		if err := download.SyncDir(d); err != nil {
 			return err

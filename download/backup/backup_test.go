@@ -423,7 +423,7 @@ func TestUnauthorizedStopsTheRun(t *testing.T) {
 
 func TestLockKeepsRunsApart(t *testing.T) {
 	e := newEnv(t)
-	dir, err := prepareDir(e.dir, false)
+	dir, err := prepareDir(e.dir, false, false)
 	require.NoError(t, err)
 	unlock, err := lock(filepath.Join(dir, StateDir, "lock"))
 	require.NoError(t, err)

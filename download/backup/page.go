@@ -49,6 +49,18 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 			if rec := r.deleted(sf, a, c); rec != nil {
 				add(rec)
 			}
+		case r.o.MetadataOnly && (sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped || sf.Header != keys.EncodeB64(it.Header)):
+			continue // media: left for a full run, whose cursor has not moved
+		case r.o.MetadataOnly:
+			rec, err := r.refresh(it, sf, a, c)
+			switch {
+			case fatal(ctx, r.diskError(err)):
+				return out, false, r.diskError(err)
+			case err != nil:
+				add(r.fail(sf, raw, a, it.Meta.Title, err))
+			case rec != nil:
+				add(rec)
+			}
 		case (sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped) && !r.takeFile(it):
 			add(r.skip(sf, raw, a, it))
 		case sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped || sf.Header != keys.EncodeB64(it.Header):
@@ -101,6 +113,10 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 		go func(it *catalog.Item) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if r.dry() {
+				add(r.pretend(it, prev[it.FileID], a, c, names[it.FileID]))
+				return
+			}
 			rec, err := r.download(ctx, it, prev[it.FileID], a, c, names[it.FileID])
 			if err != nil {
 				cancel(err)

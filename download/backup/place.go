@@ -2,7 +2,6 @@ package backup
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,8 +154,7 @@ func (r *run) entryNames(c *state.Collection, old *state.Entry, title string, ex
 	for i, ext := range exts {
 		want := layout.Sanitize(stem+ext, fallback+ext)
 		names[i] = n.UniqueFree(want, func(name string) bool {
-			_, err := os.Lstat(filepath.Join(dir, name))
-			return errors.Is(err, os.ErrNotExist)
+			return !r.exists(filepath.Join(dir, name))
 		})
 	}
 	return names
@@ -188,14 +186,14 @@ func (r *run) dropOld(c *state.Collection, old *state.Entry, keep []string) {
 	n := r.namer(c)
 	for _, part := range old.Parts {
 		if !kept[part] {
-			_ = os.Remove(filepath.Join(dir, part))
+			r.remove(filepath.Join(dir, part))
 			r.mu.Lock()
 			n.Release(part)
 			r.mu.Unlock()
 		}
 	}
 	if !kept[old.Name] {
-		_ = os.Remove(filepath.Join(dir, ".meta", old.Name+".json"))
+		r.remove(filepath.Join(dir, ".meta", old.Name+".json"))
 	}
 }
 
@@ -203,8 +201,8 @@ func (r *run) dropOld(c *state.Collection, old *state.Entry, keep []string) {
 // inside the backup folder.
 func (r *run) albumDir(c *state.Collection) (string, error) {
 	dir, err := layout.Join(r.dir, c.Folder)
-	if err != nil {
-		return "", err
+	if err != nil || r.dry() {
+		return dir, err
 	}
 	return dir, os.MkdirAll(dir, 0o755)
 }
@@ -254,7 +252,7 @@ func (r *run) writeSidecar(rec *state.File, c *state.Collection, old *state.Entr
 		return err
 	}
 	if old != nil && old.Name != e.Name {
-		_ = os.Remove(filepath.Join(filepath.Dir(p), old.Name+".json"))
+		r.remove(filepath.Join(filepath.Dir(p), old.Name+".json"))
 	}
 	return nil
 }

@@ -143,7 +143,11 @@ func (r *run) toTrash(trash, folder, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Lstat(from); errors.Is(err, os.ErrNotExist) {
+	if !r.exists(from) {
+		return nil
+	}
+	if r.dry() {
+		r.note(from, false)
 		return nil
 	}
 	to, err := layout.Join(trash, folder, name)

@@ -53,13 +53,15 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 		}
 		albums[a.ID] = a
 	}
-	if r.o.FreeSpace != nil {
+	if r.o.FreeSpace != nil && !r.o.MetadataOnly {
 		if err := r.checkSpace(ctx, albums); err != nil {
 			return err
 		}
 	}
-	if err := r.retryFailed(ctx, albums, cancel); err != nil {
-		return err
+	if !r.o.MetadataOnly {
+		if err := r.retryFailed(ctx, albums, cancel); err != nil {
+			return err
+		}
 	}
 	ids := make([]int64, 0, len(albums))
 	for id := range albums {
@@ -100,14 +102,22 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 			return err
 		}
 	}
-	if a.UpdationTime <= c.Cursor {
+	since := c.Cursor
+	if r.o.MetadataOnly {
+		// Everything is listed again, and the cursor stays where it is, so
+		// the next full run still downloads what is new.
+		since = 0
+		if err := r.refreshAlbumMeta(c); err != nil {
+			return err
+		}
+	} else if a.UpdationTime <= c.Cursor {
 		return nil
 	}
 	for {
 		var page *apiclient.DiffPage
 		err := retry.Do(ctx, r.fetcher.Policy, func(ctx context.Context) error {
 			var err error
-			page, err = r.o.Client.Diff(ctx, a.ID, c.Cursor)
+			page, err = r.o.Client.Diff(ctx, a.ID, since)
 			return err
 		})
 		var ae *errs.ApiError
@@ -122,7 +132,7 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 		}
 		files, complete, err := r.page(ctx, a, c, page.Diff, cancel)
 		next := *c
-		if complete {
+		if complete && !r.o.MetadataOnly {
 			next.Cursor = apiclient.DiffCursor(c.Cursor, page.Diff)
 			if !page.HasMore {
 				next.Cursor = max(next.Cursor, a.UpdationTime)
@@ -135,9 +145,11 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 		if err != nil || !complete {
 			return err
 		}
-		if !page.HasMore {
+		nextSince := apiclient.DiffCursor(since, page.Diff)
+		if !page.HasMore || nextSince <= since {
 			return nil
 		}
+		since = nextSince
 	}
 }
 
@@ -259,7 +271,7 @@ func (r *run) renameAlbum(c *state.Collection, a *catalog.Album) error {
 		if err != nil {
 			return err
 		}
-		if err := os.Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := r.rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("moving the album folder: %w", err)
 		}
 		r.mu.Lock()

@@ -1,7 +1,6 @@
 package backup
 
 import (
-	"os"
 	"path/filepath"
 
 	"github.com/quak-photos/quak/download/catalog"
@@ -32,7 +31,7 @@ func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *stat
 	if ne.Meta.Title != it.Meta.Title {
 		names := r.entryNames(c, nil, it.Meta.Title, partExts(ne.Parts))
 		for i, p := range ne.Parts {
-			if err := os.Rename(filepath.Join(dir, p), filepath.Join(dir, names[i])); err != nil {
+			if err := r.rename(filepath.Join(dir, p), filepath.Join(dir, names[i])); err != nil {
 				return nil, false, err
 			}
 		}
@@ -44,7 +43,7 @@ func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *stat
 	}
 	mtime := micros(it.Meta.CreationTime)
 	for _, p := range ne.Parts {
-		if err := os.Chtimes(filepath.Join(dir, p), mtime, mtime); err != nil {
+		if err := r.chtimes(filepath.Join(dir, p), mtime); err != nil {
 			return nil, false, err
 		}
 	}
@@ -95,7 +94,7 @@ func (r *run) link(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.
 	names := r.entryNames(c, nil, it.Meta.Title, partExts(src.Parts))
 	copied := false
 	for i, p := range src.Parts {
-		cp, err := linkOrCopy(filepath.Join(srcDir, p), filepath.Join(dir, names[i]))
+		cp, err := r.linkOrCopy(filepath.Join(srcDir, p), filepath.Join(dir, names[i]))
 		if err != nil {
 			return nil, false, err
 		}
@@ -132,7 +131,7 @@ func (r *run) relink(rec *state.File, c *state.Collection, cid int64) error {
 	}
 	e.Copy = false
 	for i := range src.Parts {
-		cp, err := linkOrCopy(filepath.Join(from, src.Parts[i]), filepath.Join(to, e.Parts[i]))
+		cp, err := r.linkOrCopy(filepath.Join(from, src.Parts[i]), filepath.Join(to, e.Parts[i]))
 		if err != nil {
 			return err
 		}
@@ -162,7 +161,7 @@ func (r *run) partsExist(c *state.Collection, e *state.Entry) bool {
 		return false
 	}
 	for _, p := range e.Parts {
-		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+		if !r.exists(filepath.Join(dir, p)) {
 			return false
 		}
 	}
