@@ -66,6 +66,7 @@ var eventTypes = map[backup.Kind]string{
 	backup.FilePruned:       "pruned",
 	backup.AlbumPruned:      "album-pruned",
 	backup.PruneRefused:     "prune-refused",
+	backup.FileWarning:      "warning",
 }
 
 // jsonEvent writes e as one JSON object (Progress is not written: the
@@ -92,6 +93,9 @@ func (p *printer) jsonEvent(e backup.Event) {
 		if e.Kind == backup.FileSaved {
 			f["bytes"] = e.Bytes
 		}
+	}
+	if e.Kind == backup.FileWarning {
+		f["warning"] = errText(e.Err)
 	}
 	if e.Kind == backup.FileFailed || e.Kind == backup.AlbumFailed {
 		f["reason"], f["error"] = backup.Reason(e.Err), errText(e.Err)
@@ -150,6 +154,8 @@ func (p *printer) event(e backup.Event) {
 		p.line("album folder %s to the trash (album deleted on the server): %s", p.verb("moved", "would move"), e.Path)
 	case backup.PruneRefused:
 		p.line("not pruning: %v", e.Err)
+	case backup.FileWarning:
+		p.line("warning: %s / %s (file %d): %v", e.Album, orUnknown(e.Title), e.FileID, e.Err)
 	}
 }
 

@@ -104,16 +104,18 @@ func (r *run) original(ctx context.Context, c *candidate, work string) (image.Im
 	if !live {
 		return r.o.Tools.decodeFile(ctx, p.Path(), work, it.Meta.FileType)
 	}
-	img, vid, err := livephoto.Unpack(p.Path(), work, download.TempPrefix)
+	res, err := livephoto.Unpack(p.Path(), work, download.TempPrefix)
 	if err != nil {
 		return nil, err
 	}
-	_ = os.Remove(vid.Path)
-	defer func() { _ = os.Remove(img.Path) }()
-	if want, _, ok := catalog.SplitLiveHash(it.Meta.Hash); !ok || !livephoto.HashMatches(want, img.Hash) {
+	defer res.Remove()
+	if res.Image == nil {
+		return nil, fmt.Errorf("%w: the live photo's archive has no usable image", ErrUnsupported)
+	}
+	if want, _, ok := catalog.SplitLiveHash(it.Meta.Hash); !ok || !livephoto.HashMatches(want, res.Image.Hash) {
 		return nil, errors.New("the live photo's image does not match its hash")
 	}
-	return r.o.Tools.decodeFile(ctx, img.Path, work, 0)
+	return r.o.Tools.decodeFile(ctx, res.Image.Path, work, 0)
 }
 
 // imageType is the file type to decode a local copy as: a live photo's

@@ -26,6 +26,7 @@ const (
 	FilePruned                       // --prune moved an album copy deleted on the server to the trash
 	AlbumPruned                      // --prune moved a deleted album's folder to the trash
 	PruneRefused                     // --prune moved nothing; Err says why
+	FileWarning                      // saved, but with an anomaly worth knowing (Err says what)
 )
 
 // Event is one thing the backup did or decided. Fields that do not apply

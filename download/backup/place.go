@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,23 +100,47 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		r.dropOld(c, old, []string{name})
 		return []string{name}, keys.EncodeB64(p.Hash), p.HashMismatch, nil
 	}
-	img, vid, err := livephoto.Unpack(p.Path(), dir, download.TempPrefix)
+	res, err := livephoto.Unpack(p.Path(), dir, download.TempPrefix)
 	p.Discard()
 	if err != nil {
 		return nil, "", false, err
 	}
+	for _, a := range res.Anomalies {
+		r.emit(Event{Kind: FileWarning, Album: c.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
+			Err: fmt.Errorf("live photo: %s", a)})
+	}
 	ih, vh, ok := catalog.SplitLiveHash(it.Meta.Hash)
-	mismatch = ok && (!livephoto.HashMatches(ih, img.Hash) || !livephoto.HashMatches(vh, vid.Hash))
-	names = r.entryNames(c, old, it.Meta.Title, []string{img.Ext, vid.Ext})
-	for i, part := range []*livephoto.Part{img, vid} {
+	var parts []*livephoto.Part
+	var exts, hashes []string
+	for _, pp := range []struct {
+		part *livephoto.Part
+		want string
+	}{{res.Image, ih}, {res.Video, vh}} {
+		if pp.part == nil {
+			continue
+		}
+		parts = append(parts, pp.part)
+		exts = append(exts, pp.part.Ext)
+		hashes = append(hashes, keys.EncodeB64(pp.part.Hash))
+		mismatch = mismatch || (ok && !livephoto.HashMatches(pp.want, pp.part.Hash))
+	}
+	names = r.entryNames(c, old, it.Meta.Title, exts)
+	for i, part := range parts {
 		if err := commitTemp(part.Path, filepath.Join(dir, names[i]), r.o.FileMode, mtime); err != nil {
-			_ = os.Remove(img.Path)
-			_ = os.Remove(vid.Path)
+			res.Remove()
 			return nil, "", false, err
 		}
 	}
 	r.dropOld(c, old, names)
-	return names, keys.EncodeB64(img.Hash) + ":" + keys.EncodeB64(vid.Hash), mismatch, nil
+	if len(parts) == 1 {
+		// Only one part: record which, so verify checks it against its own hash.
+		which := "image:"
+		if res.Image == nil {
+			which = "video:"
+		}
+		return names, which + hashes[0], mismatch, nil
+	}
+	return names, hashes[0] + ":" + hashes[1], mismatch, nil
 }
 
 // previous is the entry a download replaces in c: the file's own, or the
@@ -152,7 +177,7 @@ func (r *run) entryNames(c *state.Collection, old *state.Entry, title string, ex
 	defer r.mu.Unlock()
 	names := make([]string, len(exts))
 	for i, ext := range exts {
-		want := layout.Sanitize(stem+ext, fallback+ext)
+		want := layout.SanitizeFile(stem+ext, fallback+ext)
 		names[i] = n.UniqueFree(want, func(name string) bool {
 			return !r.exists(filepath.Join(dir, name))
 		})
@@ -229,7 +254,7 @@ func (r *run) namer(c *state.Collection) *layout.Namer {
 func (r *run) namerLocked(cid int64) *layout.Namer {
 	n := r.names[cid]
 	if n == nil {
-		n = layout.NewNamer()
+		n = layout.NewFileNamer()
 		for _, name := range reservedInAlbum {
 			n.Take(name)
 		}

@@ -15,6 +15,10 @@ import (
 // MaxName is the longest file name most file systems take, in bytes.
 const MaxName = 255
 
+// MaxFile is the longest name quak gives a file in an album folder: its
+// sidecar in .meta/ adds ".json" and must fit MaxName too.
+const MaxFile = MaxName - len(".json")
+
 // Sanitize makes name safe as one path element on Linux, macOS and Windows:
 // path separators, control characters, NUL and the characters Windows
 // forbids become "_"; "." and ".." and empty names become fallback; trailing
@@ -76,15 +80,27 @@ func truncate(s string, max int) string {
 	return stem[:cut] + ext
 }
 
-// Namer hands out names in one folder that are unique regardless of case,
-// as "stem.ext", "stem_1.ext", "stem_2.ext" (the Ente CLI's scheme). Names
-// already taken (from earlier runs) are registered with Take.
-type Namer struct {
-	taken map[string]bool
+// SanitizeFile is Sanitize for a file in an album folder: at most MaxFile
+// bytes, so that its sidecar's name fits too.
+func SanitizeFile(name, fallback string) string {
+	return truncate(Sanitize(name, fallback), MaxFile)
 }
 
-// NewNamer returns a Namer with nothing taken.
-func NewNamer() *Namer { return &Namer{taken: map[string]bool{}} }
+// Namer hands out names in one folder that are unique regardless of case,
+// as "stem.ext", "stem_1.ext", "stem_2.ext" (the Ente CLI's scheme), never
+// longer than its limit. Names already taken (from earlier runs) are
+// registered with Take.
+type Namer struct {
+	taken map[string]bool
+	max   int
+}
+
+// NewNamer returns a Namer of names up to MaxName bytes with nothing taken.
+func NewNamer() *Namer { return &Namer{taken: map[string]bool{}, max: MaxName} }
+
+// NewFileNamer returns a Namer of names up to MaxFile bytes, for files that
+// get sidecars.
+func NewFileNamer() *Namer { return &Namer{taken: map[string]bool{}, max: MaxFile} }
 
 // Take marks name as used.
 func (n *Namer) Take(name string) { n.taken[strings.ToLower(name)] = true }
@@ -100,12 +116,16 @@ func (n *Namer) Unique(want string) string {
 // UniqueFree is Unique that also skips names for which free is false (say,
 // names of files on disk that quak does not own).
 func (n *Namer) UniqueFree(want string, free func(string) bool) string {
+	want = truncate(want, n.max)
 	ext := filepath.Ext(want)
+	if len(ext) > 16 {
+		ext = ""
+	}
 	stem := strings.TrimSuffix(want, ext)
 	name := want
 	for i := 1; n.taken[strings.ToLower(name)] || !free(name); i++ {
 		suffix := fmt.Sprintf("_%d", i)
-		name = truncate(stem, MaxName-len(ext)-len(suffix)) + suffix + ext
+		name = truncate(stem, n.max-len(ext)-len(suffix)) + suffix + ext
 	}
 	n.Take(name)
 	return name

@@ -17,8 +17,9 @@ import (
 	"github.com/quak-photos/quak/apiclient/keys"
 )
 
-// MaxPart bounds a declared part size (Ente's files are at most 10 GiB).
-const MaxPart = 10 << 30
+// MaxPart bounds a declared part size (Ente's files are at most 10 GiB):
+// the zip-bomb limit. A var only so tests can lower it.
+var MaxPart uint64 = 10 << 30
 
 // ErrBadArchive reports a live photo zip quak will not unpack.
 var ErrBadArchive = errors.New("unusable live photo archive")
@@ -30,46 +31,79 @@ type Part struct {
 	Hash []byte // BLAKE2b-512 of the part
 }
 
+// Result is what an archive gave: its image and video (either may be nil
+// when the archive lacks it), and the anomalies met on the way.
+type Result struct {
+	Image, Video *Part
+	// Anomalies name what was wrong and left out: entries with paths or
+	// links, extra entries, a missing part, sizes beyond the declared.
+	Anomalies []string
+}
+
+// Remove deletes the parts' temp files.
+func (r *Result) Remove() {
+	for _, p := range []*Part{r.Image, r.Video} {
+		if p != nil {
+			_ = os.Remove(p.Path)
+		}
+	}
+}
+
 // Unpack extracts the image and video parts of the zip at path into temp
-// files (named with prefix) in dir. On error no temp file remains.
-func Unpack(path, dir, prefix string) (image, video *Part, err error) {
+// files (named with prefix) in dir. Entries from other people are not
+// trusted: one whose name has a path, that is not a regular file, that
+// declares more than MaxPart or holds more than it declares, or that is
+// not the first image or video, is never extracted and is reported as an
+// anomaly; the good parts are kept, since losing a photo because its
+// archive is odd is the worse outcome. It fails (ErrBadArchive) only when
+// no part can be saved; then no temp file remains.
+func Unpack(path, dir, prefix string) (res *Result, err error) {
 	zr, err := zip.OpenReader(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrBadArchive, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadArchive, err)
 	}
 	defer func() { _ = zr.Close() }()
+	res = &Result{}
 	defer func() {
 		if err != nil {
-			for _, p := range []*Part{image, video} {
-				if p != nil {
-					_ = os.Remove(p.Path)
-				}
-			}
-			image, video = nil, nil
+			res.Remove()
+			res = nil
 		}
 	}()
-	if len(zr.File) != 2 {
-		return nil, nil, fmt.Errorf("%w: %d entries, want an image and a video", ErrBadArchive, len(zr.File))
-	}
 	for _, zf := range zr.File {
+		var slot **Part
+		switch {
+		case strings.HasPrefix(zf.Name, "image") && res.Image == nil:
+			slot = &res.Image
+		case strings.HasPrefix(zf.Name, "video") && res.Video == nil:
+			slot = &res.Video
+		default:
+			res.Anomalies = append(res.Anomalies, fmt.Sprintf("entry %q is neither its image nor its video; left out", zf.Name))
+			continue
+		}
 		if err := check(zf); err != nil {
-			return image, video, err
+			res.Anomalies = append(res.Anomalies, err.Error()+"; left out")
+			continue
 		}
 		p, err := extract(zf, dir, prefix)
+		if errors.Is(err, ErrBadArchive) {
+			res.Anomalies = append(res.Anomalies, err.Error()+"; left out")
+			continue
+		}
 		if err != nil {
-			return image, video, err
+			return res, err
 		}
-		switch {
-		case strings.HasPrefix(zf.Name, "image") && image == nil:
-			image = p
-		case strings.HasPrefix(zf.Name, "video") && video == nil:
-			video = p
-		default:
-			_ = os.Remove(p.Path)
-			return image, video, fmt.Errorf("%w: unexpected entry %q", ErrBadArchive, zf.Name)
-		}
+		*slot = p
 	}
-	return image, video, nil
+	switch {
+	case res.Image == nil && res.Video == nil:
+		return res, fmt.Errorf("%w: no usable image or video entry (%s)", ErrBadArchive, strings.Join(res.Anomalies, "; "))
+	case res.Image == nil:
+		res.Anomalies = append(res.Anomalies, "the archive has no usable image; only the video was saved")
+	case res.Video == nil:
+		res.Anomalies = append(res.Anomalies, "the archive has no usable video; only the image was saved")
+	}
+	return res, nil
 }
 
 func check(zf *zip.File) error {

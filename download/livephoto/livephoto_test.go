@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,8 +52,10 @@ func TestUnpack(t *testing.T) {
 	zipped := enteapitest.LivePhoto("heic", []byte("img"), "mov", []byte("vid"))
 	p := filepath.Join(dir, "live.zip")
 	require.NoError(t, os.WriteFile(p, zipped, 0o600))
-	img, vid, err := Unpack(p, dir, ".t-")
+	res, err := Unpack(p, dir, ".t-")
 	require.NoError(t, err)
+	img, vid := res.Image, res.Video
+	assert.Empty(t, res.Anomalies)
 	assert.Equal(t, ".heic", img.Ext)
 	assert.Equal(t, ".mov", vid.Ext)
 	b, err := os.ReadFile(img.Path)
@@ -63,33 +66,71 @@ func TestUnpack(t *testing.T) {
 	assert.True(t, HashMatches(keys.EncodeB64(h.Sum(nil)), vid.Hash))
 }
 
-func TestUnpackRefusesHostileArchives(t *testing.T) {
+// Hostile or odd entries are left out and reported; the parts that are
+// there and safe are kept.
+func TestUnpackKeepsTheSafePartsOfOddArchives(t *testing.T) {
 	cases := map[string]struct {
-		entries map[string][]byte
-		mode    os.FileMode
+		entries    map[string][]byte
+		mode       os.FileMode
+		img, vid   bool
+		anomalyHas string
 	}{
-		"path":       {map[string][]byte{"../image.jpg": []byte("i"), "video.mov": []byte("v")}, 0},
-		"subdir":     {map[string][]byte{"x/image.jpg": []byte("i"), "video.mov": []byte("v")}, 0},
-		"backslash":  {map[string][]byte{`..\image.jpg`: []byte("i"), "video.mov": []byte("v")}, 0},
-		"symlink":    {map[string][]byte{"image.jpg": []byte("/etc/passwd"), "video.mov": []byte("v")}, os.ModeSymlink | 0o777},
-		"three":      {map[string][]byte{"image.jpg": []byte("i"), "video.mov": []byte("v"), "extra": []byte("x")}, 0},
-		"one":        {map[string][]byte{"image.jpg": []byte("i")}, 0},
-		"two images": {map[string][]byte{"image.jpg": []byte("i"), "image2.jpg": []byte("v")}, 0},
-		"unknown":    {map[string][]byte{"image.jpg": []byte("i"), "other.mov": []byte("v")}, 0},
+		"path":             {map[string][]byte{"../image.jpg": []byte("i"), "video.mov": []byte("v")}, 0, false, true, "../image.jpg"},
+		"image with path":  {map[string][]byte{"image/../../evil.jpg": []byte("i"), "video.mov": []byte("v")}, 0, false, true, "has a path"},
+		"video with path":  {map[string][]byte{"image.jpg": []byte("i"), `video\..\x.mov`: []byte("v")}, 0, true, false, "has a path"},
+		"absolute":         {map[string][]byte{"image.jpg": []byte("i"), "/video.mov": []byte("v")}, 0, true, false, "/video.mov"},
+		"symlink":          {map[string][]byte{"image.jpg": []byte("/etc/passwd"), "video.mov": []byte("v")}, os.ModeSymlink | 0o777, false, false, ""},
+		"three":            {map[string][]byte{"image.jpg": []byte("i"), "video.mov": []byte("v"), "../../x": []byte("x")}, 0, true, true, "../../x"},
+		"no video":         {map[string][]byte{"image.jpg": []byte("i")}, 0, true, false, "no usable video"},
+		"no image":         {map[string][]byte{"video.mov": []byte("v")}, 0, false, true, "no usable image"},
+		"two images":       {map[string][]byte{"image.jpg": []byte("i"), "image2.jpg": []byte("v")}, 0, true, false, "image2.jpg"},
+		"unknown":          {map[string][]byte{"image.jpg": []byte("i"), "other.mov": []byte("v")}, 0, true, false, "other.mov"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			_, _, err := Unpack(writeZip(t, dir, tc.entries, tc.mode), dir, ".t-")
-			assert.ErrorIs(t, err, ErrBadArchive)
-			assert.Zero(t, tempsIn(t, dir), "temp parts left behind")
+			res, err := Unpack(writeZip(t, dir, tc.entries, tc.mode), dir, ".t-")
+			if !tc.img && !tc.vid {
+				assert.ErrorIs(t, err, ErrBadArchive)
+				assert.Zero(t, tempsIn(t, dir), "temp parts left behind")
+				return
+			}
+			require.NoError(t, err)
+			defer res.Remove()
+			assert.Equal(t, tc.img, res.Image != nil, "image kept")
+			assert.Equal(t, tc.vid, res.Video != nil, "video kept")
+			assert.Contains(t, strings.Join(res.Anomalies, "\n"), tc.anomalyHas)
+			kept := 0
+			for _, p := range []*Part{res.Image, res.Video} {
+				if p != nil {
+					kept++
+					assert.Equal(t, dir, filepath.Dir(p.Path), "parts stay in dir")
+				}
+			}
+			assert.Equal(t, kept, tempsIn(t, dir), "only the kept parts were written")
 		})
 	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "live.zip")
 	require.NoError(t, os.WriteFile(p, []byte("not a zip"), 0o600))
-	_, _, err := Unpack(p, dir, ".t-")
+	_, err := Unpack(p, dir, ".t-")
 	assert.ErrorIs(t, err, ErrBadArchive)
+}
+
+// The per-part cap is the only zip-bomb limit: a part declaring more is
+// never extracted.
+func TestUnpackRefusesPartsOverTheCap(t *testing.T) {
+	assert.Equal(t, uint64(10<<30), MaxPart, "the documented cap")
+	old := MaxPart
+	MaxPart = 100
+	t.Cleanup(func() { MaxPart = old })
+	dir := t.TempDir()
+	res, err := Unpack(writeZip(t, dir, map[string][]byte{"image.jpg": bytes.Repeat([]byte("i"), 101), "video.mov": []byte("v")}, 0), dir, ".t-")
+	require.NoError(t, err)
+	defer res.Remove()
+	assert.Nil(t, res.Image, "a part over the cap was extracted")
+	assert.Contains(t, strings.Join(res.Anomalies, " "), "declares 101 bytes")
+	assert.Equal(t, 1, tempsIn(t, dir))
 }
 
 // A zip whose entry holds more than it declares is refused, not trusted.
@@ -117,7 +158,10 @@ func TestUnpackRefusesSizesBeyondTheDeclared(t *testing.T) {
 	}
 	p := filepath.Join(dir, "live.zip")
 	require.NoError(t, os.WriteFile(p, patched, 0o600))
-	_, _, err := Unpack(p, dir, ".t-")
-	assert.ErrorIs(t, err, ErrBadArchive)
-	assert.Zero(t, tempsIn(t, dir))
+	res, err := Unpack(p, dir, ".t-")
+	require.NoError(t, err, "the video is still good")
+	defer res.Remove()
+	assert.Nil(t, res.Image, "a part holding more than it declares is left out")
+	assert.Contains(t, strings.Join(res.Anomalies, " "), `entry "image.jpg"`)
+	assert.Equal(t, 1, tempsIn(t, dir))
 }

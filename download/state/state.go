@@ -188,7 +188,9 @@ type File struct {
 	Meta    Meta   `json:"meta"`
 	// LocalHash is the BLAKE2b-512 (base64) of the bytes written, as Meta.Hash
 	// is written: "image:video" for a live photo. It differs from Meta.Hash
-	// only for a HashMismatch file; empty in records of older quaks.
+	// only for a HashMismatch file; empty in records of older quaks. A live
+	// photo whose archive held only one usable part has "image:<hash>" or
+	// "video:<hash>".
 	LocalHash string `json:"localHash,omitempty"`
 	Status    Status `json:"status"`
 	Error     string `json:"error,omitempty"`

@@ -201,6 +201,11 @@ func partHashes(f *state.File) []string {
 		h = f.Meta.Hash
 	}
 	if catalog.IsLivePhoto(f.Meta) {
+		for _, lone := range []string{"image:", "video:"} {
+			if rest, ok := strings.CutPrefix(h, lone); ok {
+				return []string{rest} // an archive that held only one usable part
+			}
+		}
 		img, vid, ok := catalog.SplitLiveHash(h)
 		if !ok {
 			return nil

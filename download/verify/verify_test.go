@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -164,4 +166,26 @@ func TestRefusesWhileABackupRunsAndWithoutABackup(t *testing.T) {
 	_, err = Run(context.Background(), Options{Dir: fx.dir})
 	require.ErrorIs(t, err, backup.ErrLocked)
 	unlock()
+}
+
+// A live photo whose archive held one usable part is checked against that
+// part's own hash.
+func TestLivePhotoWithOnePart(t *testing.T) {
+	fx := newFix(t)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.Create("video.mov")
+	require.NoError(t, err)
+	_, _ = w.Write([]byte("only the video"))
+	require.NoError(t, zw.Close())
+	fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "v.heic", FileType: 2, Data: buf.Bytes()})
+	fx.backup(t)
+	sum, problems := verifyAll(t, fx.dir)
+	require.Empty(t, problems)
+	assert.Equal(t, 1, sum.Checked)
+	p := filepath.Join(fx.dir, "A", "v.mov")
+	require.NoError(t, os.WriteFile(p, []byte("only the videX"), 0o644))
+	_, problems = verifyAll(t, fx.dir)
+	require.Len(t, problems, 1)
+	assert.Equal(t, Changed, problems[0].Kind)
 }
