@@ -75,16 +75,16 @@ func TestUnpackKeepsTheSafePartsOfOddArchives(t *testing.T) {
 		img, vid   bool
 		anomalyHas string
 	}{
-		"path":             {map[string][]byte{"../image.jpg": []byte("i"), "video.mov": []byte("v")}, 0, false, true, "../image.jpg"},
-		"image with path":  {map[string][]byte{"image/../../evil.jpg": []byte("i"), "video.mov": []byte("v")}, 0, false, true, "has a path"},
-		"video with path":  {map[string][]byte{"image.jpg": []byte("i"), `video\..\x.mov`: []byte("v")}, 0, true, false, "has a path"},
-		"absolute":         {map[string][]byte{"image.jpg": []byte("i"), "/video.mov": []byte("v")}, 0, true, false, "/video.mov"},
-		"symlink":          {map[string][]byte{"image.jpg": []byte("/etc/passwd"), "video.mov": []byte("v")}, os.ModeSymlink | 0o777, false, false, ""},
-		"three":            {map[string][]byte{"image.jpg": []byte("i"), "video.mov": []byte("v"), "../../x": []byte("x")}, 0, true, true, "../../x"},
-		"no video":         {map[string][]byte{"image.jpg": []byte("i")}, 0, true, false, "no usable video"},
-		"no image":         {map[string][]byte{"video.mov": []byte("v")}, 0, false, true, "no usable image"},
-		"two images":       {map[string][]byte{"image.jpg": []byte("i"), "image2.jpg": []byte("v")}, 0, true, false, "image2.jpg"},
-		"unknown":          {map[string][]byte{"image.jpg": []byte("i"), "other.mov": []byte("v")}, 0, true, false, "other.mov"},
+		"path":            {map[string][]byte{"../image.jpg": []byte("i"), "video.mov": []byte("v")}, 0, false, true, "../image.jpg"},
+		"image with path": {map[string][]byte{"image/../../evil.jpg": []byte("i"), "video.mov": []byte("v")}, 0, false, true, "has a path"},
+		"video with path": {map[string][]byte{"image.jpg": []byte("i"), `video\..\x.mov`: []byte("v")}, 0, true, false, "has a path"},
+		"absolute":        {map[string][]byte{"image.jpg": []byte("i"), "/video.mov": []byte("v")}, 0, true, false, "/video.mov"},
+		"symlink":         {map[string][]byte{"image.jpg": []byte("/etc/passwd"), "video.mov": []byte("v")}, os.ModeSymlink | 0o777, false, false, ""},
+		"three":           {map[string][]byte{"image.jpg": []byte("i"), "video.mov": []byte("v"), "../../x": []byte("x")}, 0, true, true, "../../x"},
+		"no video":        {map[string][]byte{"image.jpg": []byte("i")}, 0, true, false, "no usable video"},
+		"no image":        {map[string][]byte{"video.mov": []byte("v")}, 0, false, true, "no usable image"},
+		"two images":      {map[string][]byte{"image.jpg": []byte("i"), "image2.jpg": []byte("v")}, 0, true, false, "image2.jpg"},
+		"unknown":         {map[string][]byte{"image.jpg": []byte("i"), "other.mov": []byte("v")}, 0, true, false, "other.mov"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
