@@ -1,5 +1,5 @@
 # Every target is a one-line call to script/, the real entry points.
-.PHONY: test check fmt lint bench fuzz build demo
+.PHONY: test check fmt lint bench fuzz build demo soak
 
 test: ; script/test
 check: ; script/check
@@ -9,3 +9,4 @@ bench: ; script/bench
 fuzz: ; script/fuzz
 build: ; script/build
 demo: ; script/demo
+soak: ; script/soak

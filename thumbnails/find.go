@@ -30,6 +30,10 @@ type candidate struct {
 	// budget is the recorded encrypted size of its thumbnail (the size rule's
 	// bound), or -1 when the server did not say.
 	budget int64
+	// unreadable marks a file whose entry could not be decrypted in any
+	// album (reported once, never checked), and err says why.
+	unreadable bool
+	err        error
 }
 
 // list walks every album the account can see and returns the owned files
@@ -73,8 +77,17 @@ func (r *run) list(ctx context.Context) ([]*candidate, error) {
 		}
 	}
 	out := make([]*candidate, 0, len(owned))
-	for _, c := range owned {
-		out = append(out, c)
+	var unreadable []int64
+	for id, c := range owned {
+		if c.unreadable {
+			unreadable = append(unreadable, id)
+		} else {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(unreadable, func(i, j int) bool { return unreadable[i] < unreadable[j] })
+	for _, id := range unreadable {
+		r.record(Event{FileID: id, Album: owned[id].album, Class: Unknown, Action: Reported, Err: owned[id].err})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].item.FileID < out[j].item.FileID })
 	if err := r.recordedSizes(ctx, out); err != nil {
@@ -98,7 +111,7 @@ func (r *run) listAlbum(ctx context.Context, a *catalog.Album, owned map[int64]*
 		}
 		for i := range page.Diff {
 			f := &page.Diff[i]
-			if f.IsDeleted || owned[f.ID] != nil {
+			if f.IsDeleted || (owned[f.ID] != nil && !owned[f.ID].unreadable) {
 				continue
 			}
 			if f.OwnerID != r.o.Keys.UserID {
@@ -107,7 +120,12 @@ func (r *run) listAlbum(ctx context.Context, a *catalog.Album, owned map[int64]*
 			}
 			it, err := catalog.OpenItem(f, a)
 			if err != nil {
-				return err
+				// One file that cannot be opened is that file's problem, not
+				// the album's: report it and check the rest.
+				if owned[f.ID] == nil {
+					owned[f.ID] = &candidate{unreadable: true, album: a.Name, err: err}
+				}
+				continue
 			}
 			c := &candidate{item: it, album: a.Name, collectionID: a.ID, budget: -1}
 			if f.Info != nil && f.Info.ThumbSize > 0 {

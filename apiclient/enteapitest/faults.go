@@ -2,6 +2,7 @@ package enteapitest
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -89,6 +90,15 @@ func (s *Server) Inject(route string, faults ...Fault) {
 	s.faults[route] = append(s.faults[route], faults...)
 }
 
+// SetChaos has choose pick a fault (or none) for every request that has no
+// scripted fault: randomized soaks. It is called outside the server's lock,
+// one request at a time or concurrently, as requests arrive.
+func (s *Server) SetChaos(choose func(route string) (Fault, bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.chaos = choose
+}
+
 // nextFault pops the next fault for route; s.mu is held.
 func (s *Server) nextFault(route string) (Fault, bool) {
 	q := s.faults[route]
@@ -100,6 +110,9 @@ func (s *Server) nextFault(route string) (Fault, bool) {
 }
 
 func (s *Server) stall(r *http.Request) {
+	// Read the request body first: net/http notices a client that hangs up
+	// (and ends r.Context()) only once the body is consumed.
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<20))
 	select {
 	case s.Stalled <- r.Method + " " + r.URL.Path:
 	default:

@@ -269,7 +269,11 @@ func (a *Album) Add(f *File) {
 
 func (a *Album) addLocked(f *File) {
 	nonce := a.s.random(24)
-	e := &entry{file: f, encKey: keys.SecretboxSeal(f.key, nonce, a.key), nonce: nonce, updated: a.s.now()}
+	sealWith := a.key
+	if f.spec.BadKey {
+		sealWith = a.s.random(32)
+	}
+	e := &entry{file: f, encKey: keys.SecretboxSeal(f.key, nonce, sealWith), nonce: nonce, updated: a.s.now()}
 	a.entries[f.ID] = e
 	a.updated = e.updated
 }
@@ -316,6 +320,10 @@ type FileSpec struct {
 	// Materialize encrypts a generated file once, up front, and serves the
 	// bytes, so serving costs the server no CPU (for benchmarks of quak).
 	Materialize bool
+	// Permanent faults: the original's bytes are gone from the store
+	// (LostFile), one ciphertext bit is flipped at rest (CorruptAtRest), or
+	// the file key in its album entries is sealed under a wrong key (BadKey).
+	LostFile, CorruptAtRest, BadKey bool
 }
 
 // File is a file on the fake server.
@@ -354,14 +362,19 @@ func (a *Album) AddFile(spec FileSpec) *File {
 	f.fileHeader = s.random(secretstream.HeaderSize)
 	f.fileObject = fmt.Sprintf("%d/file-%d", a.Owner.ID, f.ID)
 	s.objects[f.fileObject] = f.fileContent()
-	if spec.Materialize {
+	if spec.Materialize || spec.CorruptAtRest {
 		var buf bytes.Buffer
 		buf.Grow(int(s.objects[f.fileObject].size))
 		if err := s.objects[f.fileObject].writeTo(&buf); err != nil {
 			panic(err)
 		}
-		s.objects[f.fileObject] = &object{data: buf.Bytes(), size: int64(buf.Len())}
+		data := buf.Bytes()
+		if spec.CorruptAtRest {
+			data[len(data)/2] ^= 0x10
+		}
+		s.objects[f.fileObject] = &object{data: data, size: int64(len(data))}
 	}
+	s.objects[f.fileObject].lost = spec.LostFile
 	if !spec.NoThumbnail {
 		thumb := spec.Thumbnail
 		switch {

@@ -58,6 +58,7 @@ type Server struct {
 	usedThumbs  map[string]bool
 	faults      map[string][]Fault
 	counts      map[string]int
+	chaos       func(route string) (Fault, bool)
 }
 
 type token struct {
@@ -180,7 +181,11 @@ func (s *Server) counted(h http.Handler) http.Handler {
 		s.mu.Lock()
 		s.counts[route]++
 		f, ok := s.nextFault(route)
+		chaos := s.chaos
 		s.mu.Unlock()
+		if !ok && chaos != nil {
+			f, ok = chaos(route)
+		}
 		if ok {
 			s.applyFault(w, r, f, h)
 			return

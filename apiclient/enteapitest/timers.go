@@ -13,11 +13,12 @@ type Timers struct {
 	mu      sync.Mutex
 	armed   map[*fakeTimer]bool
 	pending map[time.Duration]int
+	arming  chan struct{} // a value each time a timer is armed
 }
 
 // NewTimers returns a fake clock with no timers armed.
 func NewTimers() *Timers {
-	return &Timers{armed: map[*fakeTimer]bool{}, pending: map[time.Duration]int{}}
+	return &Timers{armed: map[*fakeTimer]bool{}, pending: map[time.Duration]int{}, arming: make(chan struct{}, 1)}
 }
 
 type fakeTimer struct {
@@ -57,7 +58,39 @@ func (t *Timers) New(d time.Duration) apiclient.Timer {
 		return f
 	}
 	t.armed[f] = true
+	select {
+	case t.arming <- struct{}{}:
+	default:
+	}
 	return f
+}
+
+// FireArmed expires the armed timers of duration d, waiting (at most
+// bound) for one to be armed, and never carries a fire to a later timer:
+// for soaks, where a stalled request may already have been given up.
+func (t *Timers) FireArmed(d, bound time.Duration) bool {
+	deadline := time.NewTimer(bound)
+	defer deadline.Stop()
+	for {
+		t.mu.Lock()
+		fired := false
+		for f := range t.armed {
+			if f.d == d {
+				delete(t.armed, f)
+				f.c <- time.Time{}
+				fired = true
+			}
+		}
+		t.mu.Unlock()
+		if fired {
+			return true
+		}
+		select {
+		case <-t.arming:
+		case <-deadline.C:
+			return false
+		}
+	}
 }
 
 // Fire expires every armed timer of duration d; when none is armed, the
