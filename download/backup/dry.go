@@ -97,9 +97,9 @@ func (r *run) pretend(it *catalog.Item, sf *state.File, a *catalog.Album, c *sta
 	old := r.previous(sf, c, it)
 	names := named
 	if catalog.IsLivePhoto(it.Meta) {
-		names = r.entryNames(c, old, it.Meta.Title, []string{strings.ToLower(filepath.Ext(it.Meta.Title)), ".mov"})
+		names = r.entryNames(c, old, it.FileID, it.Meta.Title, []string{strings.ToLower(filepath.Ext(it.Meta.Title)), ".mov"})
 	} else if names == nil {
-		names = r.entryNames(c, old, it.Meta.Title, []string{""})
+		names = r.entryNames(c, old, it.FileID, it.Meta.Title, []string{""})
 	}
 	dir, _ := r.albumDir(c)
 	for _, n := range names {

@@ -96,7 +96,7 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 	names := map[int64][]string{}
 	for _, it := range jobs {
 		if !catalog.IsLivePhoto(it.Meta) {
-			names[it.FileID] = r.entryNames(c, r.previous(prev[it.FileID], c, it), it.Meta.Title, []string{""})
+			names[it.FileID] = r.entryNames(c, r.previous(prev[it.FileID], c, it), it.FileID, it.Meta.Title, []string{""})
 		}
 	}
 	sem := make(chan struct{}, r.o.Concurrency)

@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,18 +43,21 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	}
 	size := p.Size
 	old := r.previous(sf, c, it)
-	names, local, mismatch, err := r.place(p, it, c, old, live, named)
+	// The sidecar is written before the file takes its name: a file at a
+	// final name always has the sidecar that says it is this file's, so a
+	// run killed in between is recognised, not saved a second time as _1.
+	sidecarFirst := func(names []string, local string, mismatch bool) error {
+		rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil
+		rec.LocalHash = local
+		rec.Status = state.Saved
+		if mismatch {
+			rec.Status = state.HashMismatch
+		}
+		rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
+		return r.writeSidecar(rec, c, old)
+	}
+	names, _, mismatch, err := r.place(p, it, c, old, live, named, sidecarFirst)
 	if err != nil {
-		return failed(err)
-	}
-	rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil
-	rec.LocalHash = local
-	rec.Status = state.Saved
-	if mismatch {
-		rec.Status = state.HashMismatch
-	}
-	rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
-	if err := r.writeSidecar(rec, c, old); err != nil {
 		return failed(err)
 	}
 	for cid, e := range rec.Entries {
@@ -82,7 +86,8 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 // place gives a downloaded file its final name(s) in the album folder. A
 // live photo is unzipped into its two parts, each checked against its hash.
 // local is the hash of what was written, in Meta.Hash's form.
-func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, old *state.Entry, live bool, named []string) (names []string, local string, mismatch bool, err error) {
+func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, old *state.Entry, live bool, named []string,
+	before func(names []string, local string, mismatch bool) error) (names []string, local string, mismatch bool, err error) {
 	mtime := micros(it.Meta.CreationTime)
 	dir, err := r.albumDir(c)
 	if err != nil {
@@ -91,9 +96,13 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 	}
 	if !live {
 		if named == nil {
-			named = r.entryNames(c, old, it.Meta.Title, []string{""})
+			named = r.entryNames(c, old, it.FileID, it.Meta.Title, []string{""})
 		}
 		name := named[0]
+		if err := before([]string{name}, keys.EncodeB64(p.Hash), p.HashMismatch); err != nil {
+			p.Discard()
+			return nil, "", false, err
+		}
 		if err := p.Commit(filepath.Join(dir, name), r.o.FileMode, mtime); err != nil {
 			return nil, "", false, err
 		}
@@ -124,7 +133,20 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		hashes = append(hashes, keys.EncodeB64(pp.part.Hash))
 		mismatch = mismatch || (ok && !livephoto.HashMatches(pp.want, pp.part.Hash))
 	}
-	names = r.entryNames(c, old, it.Meta.Title, exts)
+	names = r.entryNames(c, old, it.FileID, it.Meta.Title, exts)
+	local = hashes[0] + ":" + hashes[1%len(hashes)]
+	if len(parts) == 1 {
+		// Only one part: record which, so verify checks it against its own hash.
+		which := "image:"
+		if res.Image == nil {
+			which = "video:"
+		}
+		local = which + hashes[0]
+	}
+	if err := before(names, local, mismatch); err != nil {
+		res.Remove()
+		return nil, "", false, err
+	}
 	for i, part := range parts {
 		if err := commitTemp(part.Path, filepath.Join(dir, names[i]), r.o.FileMode, mtime); err != nil {
 			res.Remove()
@@ -132,15 +154,7 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		}
 	}
 	r.dropOld(c, old, names)
-	if len(parts) == 1 {
-		// Only one part: record which, so verify checks it against its own hash.
-		which := "image:"
-		if res.Image == nil {
-			which = "video:"
-		}
-		return names, which + hashes[0], mismatch, nil
-	}
-	return names, hashes[0] + ":" + hashes[1], mismatch, nil
+	return names, local, mismatch, nil
 }
 
 // previous is the entry a download replaces in c: the file's own, or the
@@ -162,7 +176,7 @@ func (r *run) previous(sf *state.File, c *state.Collection, it *catalog.Item) *s
 // entryNames names a file's parts in an album folder: the old names when the
 // title is unchanged, else fresh unique ones. exts are the parts' extensions
 // ("" for a single file named exactly by its title).
-func (r *run) entryNames(c *state.Collection, old *state.Entry, title string, exts []string) []string {
+func (r *run) entryNames(c *state.Collection, old *state.Entry, fileID int64, title string, exts []string) []string {
 	if old != nil && old.Meta.Title == title && len(old.Parts) == len(exts) && sameExts(old.Parts, exts) {
 		return old.Parts
 	}
@@ -179,10 +193,39 @@ func (r *run) entryNames(c *state.Collection, old *state.Entry, title string, ex
 	for i, ext := range exts {
 		want := layout.SanitizeFile(stem+ext, fallback+ext)
 		names[i] = n.UniqueFree(want, func(name string) bool {
-			return !r.exists(filepath.Join(dir, name))
+			sidecar := name
+			if i > 0 {
+				sidecar = names[0]
+			}
+			return !r.exists(filepath.Join(dir, name)) || leftBy(dir, sidecar, name, fileID)
 		})
 	}
 	return names
+}
+
+// leftBy reports whether name in dir is this file's own, left at its final
+// name by a run that stopped before recording it: the sidecar written just
+// before the rename names the file's id and this name.
+func leftBy(dir, sidecar, name string, fileID int64) bool {
+	b, err := os.ReadFile(filepath.Join(dir, ".meta", sidecar+".json"))
+	if err != nil {
+		return false
+	}
+	var sc struct {
+		Info struct {
+			ID        int64    `json:"id"`
+			FileNames []string `json:"fileNames"`
+		} `json:"info"`
+	}
+	if json.Unmarshal(b, &sc) != nil || sc.Info.ID != fileID {
+		return false
+	}
+	for _, n := range sc.Info.FileNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
 func sameExts(parts, exts []string) bool {

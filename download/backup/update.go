@@ -29,7 +29,7 @@ func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *stat
 		return nil, false, err
 	}
 	if ne.Meta.Title != it.Meta.Title {
-		names := r.entryNames(c, nil, it.Meta.Title, partExts(ne.Parts))
+		names := r.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(ne.Parts))
 		for i, p := range ne.Parts {
 			if err := r.rename(filepath.Join(dir, p), filepath.Join(dir, names[i])); err != nil {
 				return nil, false, err
@@ -91,7 +91,7 @@ func (r *run) link(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.
 	if err != nil {
 		return nil, false, err
 	}
-	names := r.entryNames(c, nil, it.Meta.Title, partExts(src.Parts))
+	names := r.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(src.Parts))
 	copied := false
 	for i, p := range src.Parts {
 		cp, err := r.linkOrCopy(filepath.Join(srcDir, p), filepath.Join(dir, names[i]))
