@@ -58,6 +58,9 @@ const (
 	PartialChunk
 	// TrailingData: bytes followed the FINAL chunk.
 	TrailingData
+	// ShortOfSize: the FINAL chunk came before the size the server
+	// announced for the object.
+	ShortOfSize
 )
 
 func (r TruncReason) String() string {
@@ -68,6 +71,8 @@ func (r TruncReason) String() string {
 		return "ended inside a chunk"
 	case TrailingData:
 		return "has data after the final chunk"
+	case ShortOfSize:
+		return "ended at its final chunk, short of its announced size,"
 	}
 	return fmt.Sprintf("TruncReason(%d)", int(r))
 }

@@ -110,6 +110,9 @@ func (s *Server) fileFor(a *Album, e *entry, u *User) apiclient.File {
 	out.Metadata = apiclient.FileAttributes{EncryptedData: f.metaEnc, DecryptionHeader: f.metaHeader}
 	out.PubMagicMetadata = f.pubMagic
 	info := &apiclient.FileInfo{FileSize: s.objects[f.fileObject].size}
+	if f.spec.AnnounceSize != 0 {
+		info.FileSize = f.spec.AnnounceSize
+	}
 	if o := s.objects[f.thumbObject]; o != nil {
 		info.ThumbSize = o.size
 	}
@@ -152,7 +155,7 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 	for _, e := range es[:n] {
 		page = append(page, s.fileFor(a, e, u))
 	}
-	writeJSON(w, 200, apiclient.DiffPage{Diff: page, HasMore: n < len(es)})
+	writeJSON(w, 200, apiclient.DiffPage{Diff: page, HasMore: n < len(es) || a.neverEnding})
 }
 
 func (s *Server) collectionFile(w http.ResponseWriter, r *http.Request) {

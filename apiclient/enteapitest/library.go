@@ -163,17 +163,18 @@ func (u *User) ApprovePasskey() {
 
 // Album is a collection on the fake server.
 type Album struct {
-	s          *Server
-	ID         int64
-	Owner      *User
-	Name       string
-	Type       string
-	key        []byte
-	visibility int
-	updated    int64
-	deleted    bool
-	shares     map[int64]*share
-	entries    map[int64]*entry
+	s           *Server
+	ID          int64
+	Owner       *User
+	Name        string
+	Type        string
+	key         []byte
+	visibility  int
+	updated     int64
+	deleted     bool
+	shares      map[int64]*share
+	entries     map[int64]*entry
+	neverEnding bool
 }
 
 type share struct {
@@ -233,6 +234,33 @@ func (a *Album) Delete() {
 	defer a.s.mu.Unlock()
 	a.deleted = true
 	a.updated = a.s.now()
+}
+
+// ShareSealedToOther shares the album with u, but with its key sealed to
+// someone else's public key: u cannot open it.
+func (a *Album) ShareSealedToOther(u *User) {
+	s := a.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pub, _, err := keys.NewKeyPair(s.rand)
+	if err != nil {
+		panic(err)
+	}
+	sealed, err := keys.SealedBoxSeal(a.key, pub, s.rand)
+	if err != nil {
+		panic(err)
+	}
+	now := s.now()
+	a.shares[u.ID] = &share{user: u, role: "VIEWER", sealedKey: sealed, updated: now}
+	a.updated = now
+}
+
+// NeverEnding makes the album's diff answer hasMore forever, even past its
+// last entry: a server bug a client must not loop on.
+func (a *Album) NeverEnding() {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	a.neverEnding = true
 }
 
 // ShareWith shares the album with u, its key sealed to u's public key.
@@ -324,6 +352,14 @@ type FileSpec struct {
 	// (LostFile), one ciphertext bit is flipped at rest (CorruptAtRest), or
 	// the file key in its album entries is sealed under a wrong key (BadKey).
 	LostFile, CorruptAtRest, BadKey bool
+	// Hostile servers: AnnounceSize is the fileSize its info claims (the
+	// bytes served stay the real ones); KeyLen gives the file a key of that
+	// many bytes; RedirectTo is where /files/download sends the client;
+	// EndlessBody serves a body without length that never ends.
+	AnnounceSize int64
+	KeyLen       int
+	RedirectTo   string
+	EndlessBody  bool
 }
 
 // File is a file on the fake server.
@@ -358,7 +394,11 @@ func (a *Album) AddFile(spec FileSpec) *File {
 		spec.ModificationTime = spec.CreationTime
 	}
 	spec.Hash = hash
-	f := &File{s: s, ID: s.id(), Owner: a.Owner, key: s.random(32), spec: spec}
+	keyLen := 32
+	if spec.KeyLen > 0 {
+		keyLen = spec.KeyLen
+	}
+	f := &File{s: s, ID: s.id(), Owner: a.Owner, key: s.random(keyLen), spec: spec}
 	f.fileHeader = s.random(secretstream.HeaderSize)
 	f.fileObject = fmt.Sprintf("%d/file-%d", a.Owner.ID, f.ID)
 	s.objects[f.fileObject] = f.fileContent()
@@ -385,7 +425,7 @@ func (a *Album) AddFile(spec FileSpec) *File {
 		}
 		f.thumbHeader = s.random(secretstream.HeaderSize)
 		f.thumbObject = fmt.Sprintf("%d/thumb-%d", a.Owner.ID, f.ID)
-		enc := mustSeal(f.key, f.thumbHeader, thumb)
+		enc := mustSeal(f.sealKey(), f.thumbHeader, thumb)
 		if spec.CorruptThumbnail {
 			enc[len(enc)/2] ^= 1
 		}
@@ -547,6 +587,19 @@ func mustSeal(key, header, plaintext []byte) []byte {
 func (f *File) fileContent() *object {
 	size := secretstream.CiphertextSize(f.spec.plainSize())
 	key, header, spec := f.key, f.fileHeader, f.spec
+	if spec.EndlessBody {
+		return &object{size: -1, gen: func(w io.Writer) error {
+			buf := make([]byte, 32<<10)
+			for {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+			}
+		}}
+	}
+	if len(key) != secretstream.KeySize {
+		return &object{data: []byte("not encrypted under any key"), size: 27}
+	}
 	return &object{size: size, gen: func(w io.Writer) error {
 		sw, err := secretstream.NewWriter(w, key, header)
 		if err != nil {
@@ -574,7 +627,7 @@ func (f *File) encryptMetadata() {
 	}
 	b, _ := json.Marshal(md)
 	f.metaHeader = f.s.random(secretstream.HeaderSize)
-	f.metaEnc = mustSeal(f.key, f.metaHeader, b)
+	f.metaEnc = mustSeal(f.sealKey(), f.metaHeader, b)
 
 	pub := map[string]any{}
 	if sp.Caption != "" {
@@ -599,7 +652,7 @@ func (f *File) encryptMetadata() {
 	}
 	pb, _ := json.Marshal(pub)
 	h := f.s.random(secretstream.HeaderSize)
-	f.pubMagic = &apiclient.MagicMetadata{Version: version, Count: len(pub), Data: mustSeal(f.key, h, pb), Header: h}
+	f.pubMagic = &apiclient.MagicMetadata{Version: version, Count: len(pub), Data: mustSeal(f.sealKey(), h, pb), Header: h}
 }
 
 // Edit changes the file's public magic metadata (caption, edited name or
@@ -666,6 +719,15 @@ func (f *File) ThumbnailHeader() []byte {
 	f.s.mu.Lock()
 	defer f.s.mu.Unlock()
 	return append([]byte(nil), f.thumbHeader...)
+}
+
+// sealKey is the key the file's blobs are sealed under: its own, or, for a
+// file given a key of the wrong length, one it cannot have.
+func (f *File) sealKey() []byte {
+	if len(f.key) == secretstream.KeySize {
+		return f.key
+	}
+	return make([]byte, secretstream.KeySize)
 }
 
 // Key is the file key (tests decrypt what quak uploads with it).

@@ -69,6 +69,9 @@ func (s *Server) redirectObject(thumb bool) http.HandlerFunc {
 			apiErr(w, 403, "", "")
 		case key == "":
 			apiErr(w, 404, "", "")
+		case !thumb && f.spec.RedirectTo != "":
+			w.Header().Set("Location", f.spec.RedirectTo)
+			w.WriteHeader(http.StatusTemporaryRedirect)
 		default:
 			http.Redirect(w, r, s.presign(key), http.StatusTemporaryRedirect)
 		}
@@ -104,7 +107,9 @@ func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Content-Length", strconv.FormatInt(o.size, 10))
+		if o.size >= 0 {
+			w.Header().Set("Content-Length", strconv.FormatInt(o.size, 10))
+		}
 		_ = o.writeTo(w)
 	case "PUT":
 		body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))

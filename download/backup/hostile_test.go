@@ -3,10 +3,14 @@ package backup
 import (
 	"archive/zip"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,4 +103,113 @@ func TestOddLivePhotosKeepTheirSafeParts(t *testing.T) {
 	assert.Contains(t, warned[noVideo.ID], "no usable video")
 	assert.Contains(t, warned[third.ID], "../../x")
 	assert.Contains(t, warned[hostileImage.ID], "image/../../evil.heic")
+}
+
+// peakHeap samples the heap while run runs and returns its peak.
+func peakHeap(run func()) uint64 {
+	var peak uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		var ms runtime.MemStats
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	run()
+	close(done)
+	<-stopped
+	return peak
+}
+
+// The hostile corpus: names and bytes another person controls through a
+// shared album, and a server that lies. Each file ends with a safe name or
+// a clear error naming it; nothing is written outside DIR; memory stays
+// bounded; no panic; the rest of the library is saved.
+func TestHostileCorpus(t *testing.T) {
+	e := newEnv(t)
+	titles := []string{"../../escape.jpg", "/etc/passwd", "a\x00b.jpg", "ctrl\x01\x1f.jpg", "photo\u202egpj.exe",
+		strings.Repeat("n", 1000) + ".jpg", "CON.jpg", "nul", "COM1", "Case.jpg", "case.JPG", "caf\u00e9.jpg",
+		"cafe\u0301.jpg", "..", ".", "", " . ", `a/b\c.jpg`, `C:\x.jpg`, "\xff\xfe.jpg"}
+	albums := []string{"../../outside", "/abs", "\x00", "CON", strings.Repeat("A", 1000), "a/b", ".."}
+	var good []*enteapitest.File
+	for i, an := range albums {
+		a := e.u.AddAlbum(an)
+		for j, title := range titles {
+			if (i+j)%3 == 0 { // every title, spread over the albums
+				good = append(good, a.AddFile(enteapitest.FileSpec{Title: title, Size: int64(10 + j), Seed: byte(j)}))
+			}
+		}
+	}
+	sam := e.s.AddUser("sam@example.org", "pw", enteapitest.UserOptions{})
+	liar := sam.AddAlbum("Lies")
+	lies := map[int64]string{}
+	for _, spec := range []enteapitest.FileSpec{
+		{Title: "ten-terabytes.mp4", Size: 1000, AnnounceSize: 10 << 40},
+		{Title: "elsewhere.jpg", Size: 10, RedirectTo: "file:///etc/passwd"},
+		{Title: "gopher.jpg", Size: 10, RedirectTo: "gopher://127.0.0.1/x"},
+		{Title: "short-key.jpg", Size: 10, KeyLen: 16},
+		{Title: "endless.mp4", Size: 10, EndlessBody: true},
+	} {
+		lies[liar.AddFile(spec).ID] = spec.Title
+	}
+	liar.ShareWith(e.u, "VIEWER")
+	sealedElsewhere := sam.AddAlbum("Not for you")
+	sealedElsewhere.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10})
+	sealedElsewhere.ShareSealedToOther(e.u)
+	forever := e.u.AddAlbum("Forever")
+	good = append(good, forever.AddFile(enteapitest.FileSpec{Title: "f.jpg", Size: 10})) // saved before the listing stalls
+	forever.NeverEnding()
+
+	parent := filepath.Dir(e.dir)
+	var sum *Summary
+	peak := peakHeap(func() {
+		var err error
+		sum, err = Run(t.Context(), e.options())
+		require.NoError(t, err)
+	})
+	assert.Less(t, peak, uint64(256<<20), "heap peaked at %d MiB", peak>>20)
+	assert.Equal(t, len(good), sum.New+sum.Linked, "every hostile name got a safe one and was saved")
+	assert.Equal(t, 5, sum.Failed, "each lying file fails on its own")
+	assert.Equal(t, 2, sum.AlbumsFailed, "the key sealed to someone else, the listing that never ends")
+	failed := map[string]string{}
+	for _, ev := range e.kinds(FileFailed) {
+		failed[lies[ev.FileID]] = ev.Err.Error()
+		assert.Contains(t, ev.Err.Error(), fmt.Sprintf("file %d", ev.FileID), "the error names the file")
+	}
+	assert.Contains(t, failed["ten-terabytes.mp4"], "short of its announced size")
+	assert.Contains(t, failed["elsewhere.jpg"], "unsupported protocol scheme")
+	assert.Contains(t, failed["gopher.jpg"], "unsupported protocol scheme")
+	assert.Contains(t, failed["short-key.jpg"], "key must be 32 bytes")
+	assert.Contains(t, failed["endless.mp4"], "corrupted")
+
+	entries, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only DIR in its parent: nothing written outside")
+	contents := map[string]bool{}
+	for _, f := range good {
+		contents[string(f.Plaintext())] = true
+	}
+	for _, p := range e.walk() {
+		for _, part := range strings.Split(filepath.ToSlash(p), "/") {
+			assert.LessOrEqual(t, len(part), layout.MaxName, "%q", part)
+			assert.True(t, utf8.ValidString(part), "%q", part)
+			assert.NotContains(t, part, "\x00")
+			assert.NotContains(t, part, "\u202e")
+			assert.NotEqual(t, "..", part)
+		}
+		if !strings.Contains(p, ".meta") {
+			assert.True(t, contents[string(e.read(p))], "%s holds bytes of no file", p)
+		}
+	}
+	assert.Zero(t, e.s.Leaks())
 }

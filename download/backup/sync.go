@@ -145,9 +145,12 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 		if err != nil || !complete {
 			return err
 		}
-		nextSince := apiclient.DiffCursor(since, page.Diff)
-		if !page.HasMore || nextSince <= since {
+		if !page.HasMore {
 			return nil
+		}
+		nextSince := apiclient.DiffCursor(since, page.Diff)
+		if nextSince <= since {
+			return fmt.Errorf("listing files: the server says there is more but its listing does not advance (at %d)", since)
 		}
 		since = nextSince
 	}

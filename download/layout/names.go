@@ -32,7 +32,7 @@ func Sanitize(name, fallback string) string {
 	var b strings.Builder
 	for _, r := range name {
 		switch {
-		case r == '/' || r == '\\' || r == 0 || unicode.IsControl(r) || strings.ContainsRune(`<>:"|?*`, r):
+		case r == '/' || r == '\\' || r == 0 || unicode.IsControl(r) || bidi(r) || strings.ContainsRune(`<>:"|?*`, r):
 			b.WriteRune('_')
 		default:
 			b.WriteRune(r)
@@ -46,6 +46,12 @@ func Sanitize(name, fallback string) string {
 		s = "_" + s
 	}
 	return truncate(s, MaxName)
+}
+
+// bidi reports the invisible direction controls that make "photo‮gpj.exe"
+// read as "photoexe.jpg": a shared album's owner could spoof extensions.
+func bidi(r rune) bool {
+	return r == 0x200E || r == 0x200F || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // reserved reports Windows device names, alone or with an extension.

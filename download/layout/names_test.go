@@ -87,3 +87,14 @@ func TestJoinStaysInside(t *testing.T) {
 		assert.NoError(t, err, "%q", hostile)
 	}
 }
+
+func TestDirectionControlsAreReplaced(t *testing.T) {
+	for _, name := range []string{"photo\u202egpj.exe", "a\u2066b.jpg", "x\u200fy.jpg"} {
+		got := Sanitize(name, "file")
+		for _, r := range got {
+			if bidi(r) {
+				t.Fatalf("%q kept a direction control: %q", name, got)
+			}
+		}
+	}
+}

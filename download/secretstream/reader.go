@@ -161,6 +161,9 @@ func (r *Reader) readChunk() error {
 	if err := r.expectEnd(); err != nil {
 		return err
 	}
+	if r.want >= 0 && r.got != r.want {
+		return r.truncated(errs.ShortOfSize)
+	}
 	r.out = r.buf[64 : 64+n-Overhead]
 	r.st = nil
 	return nil

@@ -430,3 +430,14 @@ func TestChachaBlockMatchesXCrypto(t *testing.T) {
 		equalBytes(t, got[:], want)
 	}
 }
+
+// A stream that authenticates to its end but is shorter than the size the
+// server announced is refused: the size is part of what is checked.
+func TestFinalChunkShortOfTheAnnouncedSize(t *testing.T) {
+	v, _ := multi(t)
+	ct := vectorCiphertext(t, v)
+	_, err := readUntilError(t, v, v.Key, v.Header, ct, int64(len(ct))+4096)
+	requireTruncated(t, err, errs.ShortOfSize)
+	_, err = readUntilError(t, v, v.Key, v.Header, ct, int64(len(ct)))
+	require.NoError(t, err, "at the announced size it reads")
+}
