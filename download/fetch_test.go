@@ -278,6 +278,21 @@ func TestCorruptChunkIsNotRetried(t *testing.T) {
 	fx.noTemps()
 }
 
+// A damaged short last chunk, at a known size, is corruption (one request),
+// not a cut to retry: the size says the whole chunk arrived.
+func TestDamagedShortLastChunkAtAKnownSize(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "f", Size: 4<<20 + 500, Seed: 6})
+	last := int64(4<<20 + 17) // the second, short chunk starts here
+	fx.s.Inject(fx.storeRoute(f), enteapitest.FlipAt(last+100))
+	_, err := fx.fetcher().Fetch(context.Background(), fx.target(f), fx.dir)
+	assert.ErrorIs(t, err, errs.ErrCorrupted)
+	var te *errs.TruncatedStreamError
+	assert.False(t, errors.As(err, &te), "taken for a cut: %v", err)
+	assert.Equal(t, 1, fx.s.Requests(fx.storeRoute(f)), "corruption is never retried")
+	fx.noTemps()
+}
+
 func TestHashMismatchKeepsTheFile(t *testing.T) {
 	fx := setup(t)
 	f := fx.album.AddFile(enteapitest.FileSpec{Title: "f", Data: []byte("real"),

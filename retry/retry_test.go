@@ -163,3 +163,23 @@ func TestOncePolicyNeverRepeats(t *testing.T) {
 	assert.Equal(t, 1, calls)
 	assert.False(t, errors.Is(err, ErrServerBusy))
 }
+
+// The budget counts waiting only: attempts that take long (the clock moves
+// 30 s during each) do not eat it, so a slow but moving transfer is never
+// cut short by the budget.
+func TestBudgetCountsOnlyWaiting(t *testing.T) {
+	var r recorder
+	p := r.policy()
+	p.MaxAttempts, p.Base, p.Max, p.Budget = 10, time.Second, time.Second, 2500*time.Millisecond
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p.Now = func() time.Time { return clock }
+	calls := 0
+	err := Do(context.Background(), p, func(context.Context) error {
+		calls++
+		clock = clock.Add(30 * time.Second) // a long attempt
+		return e503
+	})
+	require.Error(t, err)
+	assert.Equal(t, 3, calls, "two 1 s waits fit a 2.5 s budget, a third does not; attempt time is not counted")
+	assert.Equal(t, []time.Duration{time.Second, time.Second}, r.sleeps)
+}
