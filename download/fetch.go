@@ -6,8 +6,10 @@ package download
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
 )
 
@@ -70,64 +73,182 @@ func (p *Partial) Path() string { return p.f.Name() }
 // On error no temp file remains. Errors name the file id.
 func (f *Fetcher) Fetch(ctx context.Context, t Target, dir string) (*Partial, error) {
 	var p *Partial
+	rs := &resume{}
 	err := f.withRetry(ctx, func(ctx context.Context) error {
 		var err error
-		p, err = f.attempt(ctx, t, dir)
+		p, err = f.attempt(ctx, t, dir, rs)
 		return err
 	})
 	if err != nil {
+		rs.drop()
 		return nil, fmt.Errorf("file %d: %w", t.FileID, err)
 	}
 	return p, nil
+}
+
+// resume is what an attempt that was cut leaves for the next one: the temp
+// file holding the plaintext of every chunk that authenticated, the stream
+// state after them, the running hash, and what identifies the object.
+type resume struct {
+	tmp   *os.File
+	cp    secretstream.Checkpoint
+	plain int64  // plaintext bytes in tmp that the checkpoint covers
+	hash  []byte // the BLAKE2b state after them
+	etag  string // of the first answer, when it had one
+	total int64  // the object's size, from the first answer
+}
+
+// active reports whether there is anything to resume from.
+func (rs *resume) active() bool { return rs.tmp != nil && rs.cp.Offset > 0 }
+
+// drop forgets the partial download and removes its temp file.
+func (rs *resume) drop() {
+	if rs.tmp != nil {
+		_ = rs.tmp.Close()
+		_ = os.Remove(rs.tmp.Name())
+	}
+	*rs = resume{}
+}
+
+// restart keeps the temp file but empties it, for a start from byte 0.
+func (rs *resume) restart() error {
+	if rs.tmp == nil {
+		return nil
+	}
+	if err := rs.tmp.Truncate(0); err != nil {
+		return err
+	}
+	_, err := rs.tmp.Seek(0, io.SeekStart)
+	rs.cp, rs.plain, rs.hash = secretstream.Checkpoint{}, 0, nil
+	return err
+}
+
+// sameObject reports whether a ranged answer continues the object the
+// checkpoint came from: 206, from exactly the offset, of the same total
+// size, with the same ETag when the first answer had one. Bytes of two
+// different objects are never spliced.
+func (rs *resume) sameObject(obj *apiclient.Object) bool {
+	if obj.Status != 206 {
+		return false
+	}
+	var start, end, total int64
+	if _, err := fmt.Sscanf(obj.ContentRange, "bytes %d-%d/%d", &start, &end, &total); err != nil {
+		return false
+	}
+	return start == rs.cp.Offset && total == rs.total && end == total-1 && (rs.etag == "" || obj.ETag == rs.etag)
 }
 
 func (f *Fetcher) withRetry(ctx context.Context, op func(context.Context) error) error {
 	return retry.Do(ctx, f.Policy, op)
 }
 
-// attempt is one try of the whole sequence; it cleans up after itself.
-func (f *Fetcher) attempt(ctx context.Context, t Target, dir string) (p *Partial, err error) {
-	obj, err := f.Client.DownloadFile(ctx, t.FileID)
-	if err != nil {
-		return nil, err
+// attempt is one try of the whole sequence. After a cut that left whole
+// authenticated chunks behind, the next attempt asks for the rest only
+// (Range) and continues from them when the answer provably continues the
+// same object; anything else starts over from byte 0. A failed attempt
+// keeps its temp file for the next one only when it can be resumed.
+func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume) (p *Partial, err error) {
+	var obj *apiclient.Object
+	if rs.active() {
+		obj, err = f.Client.DownloadFileFrom(ctx, t.FileID, rs.cp.Offset)
+		var ae *errs.ApiError
+		switch {
+		case errors.As(err, &ae) && ae.Status == 416:
+			obj = nil // the store will not give that range: start over
+		case err != nil:
+			return nil, err // keep what we have for the next attempt
+		case !rs.sameObject(obj) && obj.Status != 200:
+			obj.Body.Close()
+			obj = nil
+		}
+		if obj == nil || obj.Status == 200 {
+			if err := rs.restart(); err != nil {
+				rs.drop()
+				return nil, err
+			}
+		}
+	}
+	if obj == nil {
+		if obj, err = f.Client.DownloadFile(ctx, t.FileID); err != nil {
+			return nil, err
+		}
 	}
 	defer obj.Body.Close()
 	size := t.Size
 	if size < 0 {
 		size = obj.Length
 	}
-	r, err := secretstream.NewReader(t.Key, t.Header, obj.Body, size)
-	if err != nil {
-		return nil, err
+	if !rs.active() {
+		rs.etag, rs.total = obj.ETag, size
 	}
-	create := f.TempFile
-	if create == nil {
-		create = func(dir string) (*os.File, error) { return os.CreateTemp(dir, TempPrefix+"*") }
-	}
-	tmp, err := create(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
+	// Open the temp file, or take up the kept one at its checkpoint,
+	// cutting off any bytes of a chunk that never authenticated.
 	h := keys.NewHash()
-	w := io.MultiWriter(tmp, h)
+	var r *secretstream.Reader
+	if rs.active() {
+		if err := rs.tmp.Truncate(rs.plain); err != nil {
+			rs.drop()
+			return nil, err
+		}
+		if _, err := rs.tmp.Seek(rs.plain, io.SeekStart); err != nil {
+			rs.drop()
+			return nil, err
+		}
+		if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(rs.hash); err != nil {
+			rs.drop()
+			return nil, err
+		}
+		r, err = secretstream.Resume(rs.cp, obj.Body, size)
+	} else {
+		r, err = secretstream.NewReader(t.Key, t.Header, obj.Body, size)
+		if err == nil && rs.tmp == nil {
+			rs.tmp, err = f.tempFile(dir)
+		}
+	}
+	if err != nil {
+		rs.drop()
+		return nil, err
+	}
+	base := rs.plain
+	w := io.MultiWriter(rs.tmp, h)
 	if f.OnBytes != nil {
 		w = io.MultiWriter(w, progress(f.OnBytes))
 	}
 	n, err := r.WriteTo(w)
 	if err != nil {
+		f.keep(rs, r, h, base+n, err)
 		return nil, err
 	}
-	p = &Partial{f: tmp, Size: n, Hash: h.Sum(nil)}
+	p = &Partial{f: rs.tmp, Size: base + n, Hash: h.Sum(nil)}
+	*rs = resume{} // the temp file now belongs to p
 	if t.Hash != "" {
 		p.HashMismatch = !hashEqual(t.Hash, p.Hash)
 	}
 	return p, nil
+}
+
+// keep records where a cut attempt can be taken up again, or drops the
+// temp file when it cannot: the error is not one a retry may fix, no whole
+// chunk arrived, or the bytes written do not match the checkpoint.
+func (f *Fetcher) keep(rs *resume, r *secretstream.Reader, h hash.Hash, written int64, err error) {
+	cp, ok := r.Checkpoint()
+	if !ok || retry.Classify(err) != retry.Transient || written != int64(cp.Chunks)*secretstream.ChunkSize {
+		rs.drop()
+		return
+	}
+	state, merr := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if merr != nil {
+		rs.drop()
+		return
+	}
+	rs.cp, rs.plain, rs.hash = cp, written, state
+}
+
+func (f *Fetcher) tempFile(dir string) (*os.File, error) {
+	if f.TempFile != nil {
+		return f.TempFile(dir)
+	}
+	return os.CreateTemp(dir, TempPrefix+"*")
 }
 
 // progress reports the length of every write.

@@ -31,6 +31,7 @@ const (
 	faultFlip
 	faultDeclare
 	faultLoseResponse
+	faultIgnoreRange
 )
 
 // Pass lets one request through untouched (to script "fail, pass, fail").
@@ -72,6 +73,10 @@ func DeclareLength(n int64) Fault { return Fault{kind: faultDeclare, n: n} }
 // LoseResponse lets the server act on the request, then resets the
 // connection before the answer: the client cannot tell whether it worked.
 func LoseResponse() Fault { return Fault{kind: faultLoseResponse} }
+
+// IgnoreRange serves the whole object with 200, as a store that does not
+// honour Range would.
+func IgnoreRange() Fault { return Fault{kind: faultIgnoreRange} }
 
 // Repeat is f, n times.
 func Repeat(f Fault, n int) []Fault {
@@ -136,6 +141,9 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault, h h
 	case faultLoseResponse:
 		h.ServeHTTP(httptest.NewRecorder(), r)
 		resetConnection(w)
+	case faultIgnoreRange:
+		r.Header.Set("X-Fake-Ignore-Range", "1")
+		h.ServeHTTP(w, r)
 	default:
 		h.ServeHTTP(&faultWriter{ResponseWriter: w, r: r, s: s, f: f}, r)
 	}

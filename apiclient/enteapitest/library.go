@@ -415,6 +415,7 @@ func (a *Album) AddFile(spec FileSpec) *File {
 		s.objects[f.fileObject] = &object{data: data, size: int64(len(data))}
 	}
 	s.objects[f.fileObject].lost = spec.LostFile
+	s.objects[f.fileObject].etag = fmt.Sprintf("%d-v1", f.ID)
 	if !spec.NoThumbnail {
 		thumb := spec.Thumbnail
 		switch {
@@ -675,6 +676,7 @@ func (f *File) Reupload(data []byte) {
 	f.spec.Data, f.spec.Size, f.spec.Hash = data, 0, hash
 	f.fileHeader = s.random(secretstream.HeaderSize)
 	s.objects[f.fileObject] = f.fileContent()
+	s.objects[f.fileObject].etag = fmt.Sprintf("%d-v%d", f.ID, s.now())
 	f.encryptMetadata()
 	f.touch()
 }

@@ -19,7 +19,8 @@ type object struct {
 	data []byte
 	gen  func(io.Writer) error
 	size int64
-	lost bool // the row exists but the bytes are gone
+	lost bool   // the row exists but the bytes are gone
+	etag string // changes when the object is stored again
 }
 
 func (o *object) writeTo(w io.Writer) error {
@@ -106,7 +107,25 @@ func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message><Key>%s</Key></Error>", key)
 			return
 		}
+		s.mu.Lock()
+		s.ranges[r.Method+" "+r.URL.Path] = append(s.ranges[r.Method+" "+r.URL.Path], r.Header.Get("Range"))
+		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/octet-stream")
+		if o.etag != "" {
+			w.Header().Set("ETag", `"`+o.etag+`"`)
+		}
+		if from, ok := rangeStart(r.Header.Get("Range")); ok && o.size >= 0 && r.Header.Get("X-Fake-Ignore-Range") == "" {
+			if from >= o.size {
+				w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(o.size, 10))
+				w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
+				return
+			}
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, o.size-1, o.size))
+			w.Header().Set("Content-Length", strconv.FormatInt(o.size-from, 10))
+			w.WriteHeader(http.StatusPartialContent)
+			_ = o.writeTo(&skipWriter{w: w, skip: from})
+			return
+		}
 		if o.size >= 0 {
 			w.Header().Set("Content-Length", strconv.FormatInt(o.size, 10))
 		}
@@ -132,6 +151,52 @@ func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.WriteHeader(405)
 	}
+}
+
+// rangeStart reads "bytes=N-", the only Range form quak sends.
+func rangeStart(h string) (int64, bool) {
+	v, ok := strings.CutPrefix(h, "bytes=")
+	if !ok || !strings.HasSuffix(v, "-") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSuffix(v, "-"), 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// skipWriter drops the first skip bytes written to it.
+type skipWriter struct {
+	w    io.Writer
+	skip int64
+}
+
+func (s *skipWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if s.skip >= int64(n) {
+		s.skip -= int64(n)
+		return n, nil
+	}
+	p = p[s.skip:]
+	s.skip = 0
+	if _, err := s.w.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Ranges lists the Range header of each store request of route (""
+// for none), in order.
+func (s *Server) Ranges(route string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.ranges[route]...)
+}
+
+// SetETag gives the file's stored object a new ETag, as storing it again
+// would: a resume must then start over.
+func (f *File) SetETag(tag string) {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	f.s.objects[f.fileObject].etag = tag
 }
 
 // Leaks counts store requests that carried the account token anywhere.

@@ -59,6 +59,7 @@ type Server struct {
 	faults      map[string][]Fault
 	counts      map[string]int
 	chaos       func(route string) (Fault, bool)
+	ranges      map[string][]string
 }
 
 type token struct {
@@ -91,6 +92,7 @@ func New(cfg Config) *Server {
 		usedThumbs:  map[string]bool{},
 		faults:      map[string][]Fault{},
 		counts:      map[string]int{},
+		ranges:      map[string][]string{},
 	}
 	s.Store = httptest.NewServer(s.counted(http.HandlerFunc(s.serveStore)))
 	api := httptest.NewUnstartedServer(s.counted(s.apiRoutes()))

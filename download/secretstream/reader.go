@@ -33,6 +33,11 @@ type Reader struct {
 	chunks int
 	got    int64
 	want   int64
+	// cp is the last point the stream can be resumed from; next is the one
+	// the chunk in out makes, once out is handed out.
+	cp      Checkpoint
+	next    Checkpoint
+	hasNext bool
 }
 
 // NewReader returns a Reader of Ente's 4 MiB-chunked stream in src under key
@@ -76,6 +81,7 @@ func (r *Reader) reset(key, header []byte, size int64) {
 		panic("secretstream: internal error: " + err.Error())
 	}
 	r.st, r.err, r.out, r.chunks, r.got, r.want = st, nil, nil, 0, 0, size
+	r.cp, r.next, r.hasNext = Checkpoint{}, Checkpoint{}, false
 	r.src = r.raw
 	if size >= 0 {
 		r.src = &io.LimitedReader{R: r.raw, N: size}
@@ -86,6 +92,7 @@ func (r *Reader) reset(key, header []byte, size int64) {
 // whenever none are pending.
 func (r *Reader) Read(p []byte) (int, error) {
 	for len(r.out) == 0 {
+		r.settle()
 		if r.err != nil {
 			return 0, r.err
 		}
@@ -110,6 +117,7 @@ func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 			}
 			continue
 		}
+		r.settle()
 		if r.err != nil {
 			if errors.Is(r.err, io.EOF) {
 				return total, nil
@@ -156,6 +164,8 @@ func (r *Reader) readChunk() error {
 			return r.truncated(errs.NoFinal)
 		}
 		r.out = r.buf[64 : 64+n-Overhead]
+		r.next = Checkpoint{Offset: r.got, Chunks: r.chunks, k: r.st.k, nonce: r.st.nonce}
+		r.hasNext = true
 		return nil
 	}
 	if err := r.expectEnd(); err != nil {

@@ -1,0 +1,59 @@
+package secretstream
+
+import (
+	"io"
+)
+
+// Checkpoint is a point a stream can be taken up again from: after Chunks
+// whole chunks (Offset ciphertext bytes), every one authenticated and its
+// plaintext handed out, with the stream state they left. It holds a subkey
+// of the file key, so it lives in memory only, never on disk.
+type Checkpoint struct {
+	Offset int64
+	Chunks int
+	k      [32]byte
+	nonce  [12]byte
+}
+
+// Checkpoint returns the point after the last chunk whose plaintext was
+// handed out whole, and false before the first such chunk. A FINAL chunk
+// makes none: a finished stream needs no resuming.
+func (r *Reader) Checkpoint() (Checkpoint, bool) {
+	r.settle()
+	return r.cp, r.cp.Chunks > 0
+}
+
+// settle promotes the checkpoint of the chunk just read once its plaintext
+// is all handed out.
+func (r *Reader) settle() {
+	if len(r.out) == 0 && r.hasNext {
+		r.cp, r.hasNext = r.next, false
+	}
+}
+
+// Resume returns a Reader that takes the stream up at cp: src must yield
+// the ciphertext from cp.Offset on, and size is the whole stream's length
+// (or -1). It checks exactly what NewReader's does, from there.
+func Resume(cp Checkpoint, src io.Reader, size int64) (*Reader, error) {
+	st := &state{k: cp.k, nonce: cp.nonce}
+	if err := st.initAEAD(); err != nil {
+		return nil, err
+	}
+	limited := src
+	wire := int64(ChunkSize + Overhead)
+	if size >= 0 {
+		limited = &io.LimitedReader{R: src, N: max(size-cp.Offset, 0)}
+		wire = min(wire, size-cp.Offset+1)
+	}
+	return &Reader{
+		src:    limited,
+		raw:    src,
+		st:     st,
+		buf:    make([]byte, headroom+int(max(wire, 1))),
+		chunk:  ChunkSize + Overhead,
+		chunks: cp.Chunks,
+		got:    cp.Offset,
+		want:   size,
+		cp:     cp,
+	}, nil
+}
