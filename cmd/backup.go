@@ -32,6 +32,7 @@ type backupOpts struct {
 	maxDelete   int
 	dryRun      bool
 	metaOnly    bool
+	resumeAbove int64
 	filters     filterFlags
 }
 
@@ -125,6 +126,7 @@ Exit codes:
 	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")
 	f.BoolVar(&o.dryRun, "dry-run", false, "say everything this run would do, writing nothing (no file, no state, no lock)")
 	f.BoolVar(&o.metaOnly, "metadata-only", false, "refresh sidecars, album files, names and mtimes from a full listing; download nothing")
+	f.Int64Var(&o.resumeAbove, "resume-above", backup.DefaultResumeAbove, "bytes: larger downloads keep a resume point every this many bytes, for the next run (-1: never)")
 	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
 	f.IntVar(&o.maxDelete, "max-delete", backup.DefaultMaxDelete, "with --prune: move nothing when more than this many album entries were deleted")
 	o.filters.register(f)
@@ -230,6 +232,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		MaxDelete:    o.maxDelete,
 		Now:          d.now,
 		DryRun:       o.dryRun,
+		ResumeAbove:  o.resumeAbove,
 		MetadataOnly: o.metaOnly,
 		FreeSpace:    spaceCheck(d, o.noSpace),
 		Record: func(s *backup.Summary, err error) (any, bool) {

@@ -38,6 +38,23 @@ type Target struct {
 	// Hash is the metadata's hash (base64 BLAKE2b-512 of the plaintext), or
 	// "" to skip the check (live photos are checked per part after unzipping).
 	Hash string
+	// Resume, if set, is where an earlier run left this download.
+	Resume *ResumePoint
+}
+
+// ResumePoint is what a later run needs to take a download up again: the
+// temp file, how far its authenticated plaintext goes, the public bytes
+// from which the stream state is rebuilt with the file key, and what
+// identifies the object. It holds no key material.
+type ResumePoint struct {
+	Temp   string `json:"temp"`
+	Offset int64  `json:"offset"` // ciphertext bytes covered
+	Chunks int    `json:"chunks"`
+	MACXor []byte `json:"macXor"` // XOR of the chunks' MAC prefixes (public)
+	Plain  int64  `json:"plain"`  // plaintext bytes in Temp
+	ETag   string `json:"etag,omitempty"`
+	Total  int64  `json:"total"`
+	Header string `json:"header"` // the file's decryption header: the content it belongs to
 }
 
 // Fetcher downloads files through an API client with a retry policy.
@@ -50,6 +67,11 @@ type Fetcher struct {
 	// TempFile creates the temp file in dir (default os.CreateTemp with
 	// TempPrefix); tests make it fail as a full disk would.
 	TempFile func(dir string) (*os.File, error)
+	// Save, if set, keeps a resume point for a later run: every SaveEvery
+	// ciphertext bytes (after an fsync of the temp file), and when a
+	// download ends on an error a retry could fix. Save(id, nil) forgets.
+	Save      func(fileID int64, rp *ResumePoint)
+	SaveEvery int64
 }
 
 // Partial is a downloaded, authenticated file in a temp file beside its
@@ -74,16 +96,77 @@ func (p *Partial) Path() string { return p.f.Name() }
 func (f *Fetcher) Fetch(ctx context.Context, t Target, dir string) (*Partial, error) {
 	var p *Partial
 	rs := &resume{}
+	if t.Resume != nil {
+		if err := rs.load(t, dir); err != nil {
+			rs.drop() // not resumable after all: start from byte 0
+		}
+	}
 	err := f.withRetry(ctx, func(ctx context.Context) error {
 		var err error
 		p, err = f.attempt(ctx, t, dir, rs)
 		return err
 	})
 	if err != nil {
-		rs.drop()
+		if f.Save != nil && rs.active() && retry.Classify(err) == retry.Transient && ctx.Err() == nil {
+			f.save(t, rs) // the next run takes it up from here
+			_ = rs.tmp.Close()
+		} else {
+			rs.drop()
+			f.forget(t)
+		}
 		return nil, fmt.Errorf("file %d: %w", t.FileID, err)
 	}
+	f.forget(t)
 	return p, nil
+}
+
+func (f *Fetcher) forget(t Target) {
+	if f.Save != nil && t.Resume != nil {
+		f.Save(t.FileID, nil)
+	}
+}
+
+// save records rs for a later run, after making its temp file durable.
+func (f *Fetcher) save(t Target, rs *resume) {
+	if err := rs.tmp.Sync(); err != nil {
+		return
+	}
+	f.Save(t.FileID, &ResumePoint{Temp: rs.tmp.Name(), Offset: rs.cp.Offset, Chunks: rs.cp.Chunks,
+		MACXor: append([]byte(nil), rs.cp.MACXor[:]...), Plain: rs.plain, ETag: rs.etag, Total: rs.total,
+		Header: keys.EncodeB64(t.Header)})
+}
+
+// load takes up a download a former run left: the temp file must lie in
+// dir, belong to this content and hold the plaintext the point says; its
+// hash is computed again and the stream state rebuilt from the file key.
+func (rs *resume) load(t Target, dir string) error {
+	p := t.Resume
+	if filepath.Dir(p.Temp) != filepath.Clean(dir) || !strings.HasPrefix(filepath.Base(p.Temp), TempPrefix) ||
+		p.Header != keys.EncodeB64(t.Header) || len(p.MACXor) != 8 || p.Plain != int64(p.Chunks)*secretstream.ChunkSize ||
+		(t.Size >= 0 && p.Total != t.Size) {
+		_ = os.Remove(p.Temp)
+		return errors.New("resume point does not fit")
+	}
+	tmp, err := os.OpenFile(p.Temp, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	rs.tmp = tmp
+	h := keys.NewHash()
+	if n, err := io.Copy(h, io.LimitReader(tmp, p.Plain)); err != nil || n != p.Plain {
+		return errors.New("the temp file is shorter than its resume point")
+	}
+	cp := secretstream.Checkpoint{Offset: p.Offset, Chunks: p.Chunks}
+	copy(cp.MACXor[:], p.MACXor)
+	if cp, err = secretstream.Replay(t.Key, t.Header, cp); err != nil {
+		return err
+	}
+	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		return err
+	}
+	rs.cp, rs.plain, rs.hash, rs.etag, rs.total = cp, p.Plain, state, p.ETag, p.Total
+	return nil
 }
 
 // resume is what an attempt that was cut leaves for the next one: the temp
@@ -210,6 +293,17 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 		return nil, err
 	}
 	base := rs.plain
+	if f.Save != nil && f.SaveEvery > 0 {
+		saved := rs.cp.Offset
+		tmp := rs.tmp
+		r.OnCheckpoint = func(cp secretstream.Checkpoint) {
+			if cp.Offset-saved < f.SaveEvery {
+				return
+			}
+			saved = cp.Offset
+			f.save(t, &resume{tmp: tmp, cp: cp, plain: int64(cp.Chunks) * secretstream.ChunkSize, etag: rs.etag, total: rs.total})
+		}
+	}
 	w := io.MultiWriter(rs.tmp, h)
 	if f.OnBytes != nil {
 		w = io.MultiWriter(w, progress(f.OnBytes))
@@ -318,9 +412,10 @@ func SyncDir(dir string) error {
 	return d.Sync()
 }
 
-// RemoveLeftovers deletes temp files that interrupted runs left under root
-// and returns how many it removed.
-func RemoveLeftovers(root string) (int, error) {
+// RemoveLeftovers deletes temp files that interrupted runs left under root,
+// but those in keep (downloads a later run takes up), and returns how many
+// it removed.
+func RemoveLeftovers(root string, keep map[string]bool) (int, error) {
 	n := 0
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -329,7 +424,7 @@ func RemoveLeftovers(root string) (int, error) {
 			}
 			return err
 		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
+		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) && !keep[path] {
 			if err := os.Remove(path); err != nil {
 				return err
 			}

@@ -321,12 +321,16 @@ func TestCancelStopsTheDownload(t *testing.T) {
 func TestRemoveLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755))
-	for _, p := range []string{download.TempPrefix + "1", "a/" + download.TempPrefix + "2", "a/b/keep.jpg", "a/keep" + download.TempPrefix} {
+	for _, p := range []string{download.TempPrefix + "1", "a/" + download.TempPrefix + "2", "a/b/keep.jpg", "a/keep" + download.TempPrefix,
+		"a/b/" + download.TempPrefix + "resumable"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte("x"), 0o644))
 	}
-	n, err := download.RemoveLeftovers(dir)
+	resumable := filepath.Join(dir, "a/b/"+download.TempPrefix+"resumable")
+	n, err := download.RemoveLeftovers(dir, map[string]bool{resumable: true})
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
 	_, err = os.Stat(filepath.Join(dir, "a/b/keep.jpg"))
 	assert.NoError(t, err)
+	_, err = os.Stat(resumable)
+	assert.NoError(t, err, "a download a later run takes up is kept")
 }

@@ -763,3 +763,10 @@ func (f *File) Spec() FileSpec {
 	defer f.s.mu.Unlock()
 	return f.spec
 }
+
+// FileHeader is the decryption header of the file's current content.
+func (f *File) FileHeader() []byte {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	return append([]byte(nil), f.fileHeader...)
+}

@@ -74,6 +74,10 @@ type Options struct {
 	// MetadataOnly refreshes every sidecar, album file, name and mtime from
 	// a full listing, downloading nothing and leaving cursors where they are.
 	MetadataOnly bool
+	// ResumeAbove: a download of more than this many bytes keeps a resume
+	// point in the state every ResumeAbove bytes, so a later run can take
+	// it up after a crash or a dead link (0: DefaultResumeAbove; < 0: never).
+	ResumeAbove int64
 	// Redownload names saved files to download again before anything else
 	// (quak verify found them missing or changed).
 	Redownload []int64
@@ -125,6 +129,7 @@ type run struct {
 	indexed  bool
 	vanished int // albums whose diff answered 404 though listed as live
 	ov       overlay
+	resumes  map[int64]*download.ResumePoint // where earlier runs left large downloads
 }
 
 // Run backs up the account into o.Dir. The summary is returned even with an
@@ -168,6 +173,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if r.o.MaxDelete <= 0 {
 		r.o.MaxDelete = DefaultMaxDelete
 	}
+	if r.o.ResumeAbove == 0 {
+		r.o.ResumeAbove = DefaultResumeAbove
+	}
 	if r.o.Now == nil {
 		r.o.Now = time.Now
 	}
@@ -178,16 +186,23 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		}
 	}()
 	if !o.DryRun {
-		if n, err := download.RemoveLeftovers(dir); err != nil {
-			return &r.sum, err
-		} else if n > 0 {
-			r.emit(Event{Kind: LeftoversRemoved, Files: n})
-		}
 		r.st, err = state.Open(filepath.Join(dir, StateDir, "state.db"))
 		if err != nil {
 			return &r.sum, err
 		}
 		defer func() { _ = r.st.Close() }()
+		if err := r.loadResumes(); err != nil {
+			return &r.sum, err
+		}
+		keep := map[string]bool{}
+		for _, rp := range r.resumes {
+			keep[rp.Temp] = true
+		}
+		if n, err := download.RemoveLeftovers(dir, keep); err != nil {
+			return &r.sum, err
+		} else if n > 0 {
+			r.emit(Event{Kind: LeftoversRemoved, Files: n})
+		}
 	}
 	if err := r.checkAccount(); err != nil {
 		return &r.sum, err
@@ -200,12 +215,18 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	r.fetcher = &download.Fetcher{Client: o.Client, Policy: r.policy(), TempFile: openTemp, OnBytes: func(n int64) {
 		r.emit(Event{Kind: Progress, Bytes: n})
 	}}
+	if r.o.ResumeAbove > 0 {
+		r.fetcher.Save, r.fetcher.SaveEvery = r.saveResume, r.o.ResumeAbove
+	}
 	err = r.sync(ctx, cancel)
 	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) {
 		err = cause
 	}
 	if err == nil && o.Prune {
 		err = r.prune()
+	}
+	if err == nil {
+		r.dropStaleResumes()
 	}
 	r.sum.Unchanged = r.unchanged()
 	return &r.sum, err

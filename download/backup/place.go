@@ -33,7 +33,8 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 		return failed(err)
 	}
 	live := catalog.IsLivePhoto(it.Meta)
-	t := download.Target{FileID: it.FileID, Key: it.Key, Header: it.Header, Size: it.Size, Hash: it.Meta.Hash}
+	t := download.Target{FileID: it.FileID, Key: it.Key, Header: it.Header, Size: it.Size, Hash: it.Meta.Hash,
+		Resume: r.resumeFor(it.FileID)}
 	if live {
 		t.Hash = "" // checked per part after unzipping
 	}

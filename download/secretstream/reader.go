@@ -38,6 +38,10 @@ type Reader struct {
 	cp      Checkpoint
 	next    Checkpoint
 	hasNext bool
+	macXor  [8]byte
+	plain   bool // every chunk so far was a plain message (Replay holds)
+	// OnCheckpoint, if set, hears of each new checkpoint as it settles.
+	OnCheckpoint func(Checkpoint)
 }
 
 // NewReader returns a Reader of Ente's 4 MiB-chunked stream in src under key
@@ -71,6 +75,7 @@ func newReader(key, header []byte, src io.Reader, size int64, chunkSize int) (*R
 		buf:   make([]byte, headroom+int(wire)),
 		chunk: chunkSize + Overhead,
 		want:  size,
+		plain: true,
 	}, nil
 }
 
@@ -81,7 +86,7 @@ func (r *Reader) reset(key, header []byte, size int64) {
 		panic("secretstream: internal error: " + err.Error())
 	}
 	r.st, r.err, r.out, r.chunks, r.got, r.want = st, nil, nil, 0, 0, size
-	r.cp, r.next, r.hasNext = Checkpoint{}, Checkpoint{}, false
+	r.cp, r.next, r.hasNext, r.macXor, r.plain = Checkpoint{}, Checkpoint{}, false, [8]byte{}, true
 	r.src = r.raw
 	if size >= 0 {
 		r.src = &io.LimitedReader{R: r.raw, N: size}
@@ -159,13 +164,20 @@ func (r *Reader) readChunk() error {
 		return fmt.Errorf("secretstream: chunk %d: %w", r.chunks, err)
 	}
 	r.chunks++
+	mac := r.buf[headroom+n-16 : headroom+n]
+	for i := range r.macXor {
+		r.macXor[i] ^= mac[i]
+	}
+	r.plain = r.plain && tag == TagMessage
 	if tag != TagFinal {
 		if partial {
 			return r.truncated(errs.NoFinal)
 		}
 		r.out = r.buf[64 : 64+n-Overhead]
-		r.next = Checkpoint{Offset: r.got, Chunks: r.chunks, k: r.st.k, nonce: r.st.nonce}
-		r.hasNext = true
+		if r.plain {
+			r.next = Checkpoint{Offset: r.got, Chunks: r.chunks, MACXor: r.macXor, k: r.st.k, nonce: r.st.nonce}
+			r.hasNext = true
+		}
 		return nil
 	}
 	if err := r.expectEnd(); err != nil {

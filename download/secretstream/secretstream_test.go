@@ -480,3 +480,30 @@ func TestResumeFromACheckpoint(t *testing.T) {
 		require.ErrorIs(t, err, errs.ErrCorrupted, "a flipped byte after a resume")
 	}
 }
+
+// Replay rebuilds, from the key, the header and the public fields, the very
+// state a reader reached: a later run can take a download up.
+func TestReplayRebuildsTheCheckpoint(t *testing.T) {
+	for _, v := range sodiumtest.Load(t).Secretstream {
+		ct := vectorCiphertext(t, v)
+		r, err := newReader(v.Key, v.Header, bytes.NewReader(ct), int64(len(ct)), v.ChunkSize)
+		require.NoError(t, err)
+		var cps []Checkpoint
+		r.OnCheckpoint = func(cp Checkpoint) { cps = append(cps, cp) }
+		_, err = io.Copy(io.Discard, r)
+		require.NoError(t, err)
+		wantCheckpoints := (v.PlaintextLen - 1) / v.ChunkSize // every chunk but the FINAL one
+		if v.PlaintextLen == 0 {
+			wantCheckpoints = 0
+		}
+		require.Len(t, cps, wantCheckpoints, "len %d chunk %d", v.PlaintextLen, v.ChunkSize)
+		for _, cp := range cps {
+			public := Checkpoint{Offset: cp.Offset, Chunks: cp.Chunks, MACXor: cp.MACXor}
+			got, err := Replay(v.Key, v.Header, public)
+			require.NoError(t, err)
+			require.Equal(t, cp, got, "chunk %d", cp.Chunks)
+		}
+	}
+	_, err := Replay(make([]byte, 32), make([]byte, 24), Checkpoint{})
+	require.Error(t, err, "no chunk, no checkpoint")
+}

@@ -23,6 +23,7 @@ var (
 	bucketCollections = []byte("collections")
 	bucketFiles       = []byte("files")
 	bucketVerified    = []byte("verified") // file id → when quak verify last checked it (unix seconds)
+	bucketResume      = []byte("resume")   // file id → where an interrupted large download can be taken up
 	keyAccount        = []byte("account")
 	keyVersion        = []byte("version")
 )
@@ -48,7 +49,7 @@ func Open(path string) (*Store, error) {
 		return nil, err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketCollections, bucketFiles, bucketVerified} {
+		for _, b := range [][]byte{bucketMeta, bucketCollections, bucketFiles, bucketVerified, bucketResume} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -313,4 +314,34 @@ func (s *Store) SetVerified(ids []int64, t time.Time) error {
 		}
 		return nil
 	})
+}
+
+// PutResume records, as JSON, where file id's interrupted download can be
+// taken up; nil v forgets it.
+func (s *Store) PutResume(fileID int64, v any) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketResume)
+		if v == nil {
+			return b.Delete(id(fileID))
+		}
+		return put(b, id(fileID), v)
+	})
+}
+
+// Resumes returns every recorded resume point, as JSON, by file id.
+func (s *Store) Resumes() (map[int64][]byte, error) {
+	out := map[int64][]byte{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketResume)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if len(k) == 8 {
+				out[int64(binary.BigEndian.Uint64(k))] = append([]byte(nil), v...)
+			}
+			return nil
+		})
+	})
+	return out, err
 }

@@ -1,0 +1,71 @@
+package backup
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/chacha20"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/secretstream"
+)
+
+const wireChunk = secretstream.ChunkSize + secretstream.Overhead
+
+// A large download that fails for good in one run (a dead link) is taken
+// up by the next from its recorded chunk, with a Range request, and ends
+// byte-exact; the state never holds key material.
+func TestTheNextRunResumesALargeDownload(t *testing.T) {
+	e := newEnv(t)
+	f := e.u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 24 << 20, Seed: 9})
+	route := fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID)
+	e.s.Inject(route, append([]enteapitest.Fault{enteapitest.CutAfter(2*wireChunk + 10)}, enteapitest.Repeat(enteapitest.Status(503), 3)...)...)
+	o := e.options()
+	o.ResumeAbove = 8 << 20
+	sum, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Failed, "the link died for this run")
+	temps := 0
+	for _, p := range e.walk() {
+		if bytes.HasPrefix([]byte(filepath.Base(p)), []byte(".quak-tmp-")) {
+			temps++
+		}
+	}
+	assert.Equal(t, 1, temps, "the partial download is kept for the next run")
+
+	db, err := os.ReadFile(filepath.Join(e.dir, StateDir, "state.db"))
+	require.NoError(t, err)
+	sub, err := chacha20.HChaCha20(f.Key(), f.FileHeader()[:16])
+	require.NoError(t, err)
+	for _, k := range [][]byte{f.Key(), sub, e.u.MasterKey, e.u.SecretKey} {
+		for _, form := range [][]byte{k, []byte(base64.StdEncoding.EncodeToString(k)), []byte(base64.URLEncoding.EncodeToString(k)), []byte(hex.EncodeToString(k))} {
+			assert.False(t, bytes.Contains(db, form), "the state holds key material")
+		}
+	}
+
+	sum, err = Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.New)
+	e.same("Videos/long.mp4", f.Plaintext())
+	assert.Equal(t, []string{"", fmt.Sprintf("bytes=%d-", 2*wireChunk)}, e.s.Ranges(route), "taken up at chunk 2")
+	e.noTemps()
+	assert.Zero(t, e.resumesLeft(t), "the resume point is forgotten once saved")
+}
+
+func (e *env) resumesLeft(t *testing.T) int {
+	t.Helper()
+	st, drop, err := dryState(e.dir) // a private copy: reads without the lock
+	require.NoError(t, err)
+	defer drop()
+	m, err := st.Resumes()
+	require.NoError(t, err)
+	return len(m)
+}
