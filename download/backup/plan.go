@@ -50,14 +50,20 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 		if err != nil {
 			return err
 		}
-		it, err := catalog.OpenItem(raw, a)
-		if err != nil {
-			return nil //nolint:nilerr // it will fail as a file; nothing to download
-		}
 		fresh := sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped
-		if (fresh && r.takeFile(it)) || (!fresh && sf.Header != keys.EncodeB64(it.Header)) {
+		if !fresh && sf.Header == keys.EncodeB64(raw.File.DecryptionHeader) {
+			return nil // saved, same content
+		}
+		if fresh && r.o.Filter.NarrowsFiles() {
+			// Only the file filters need the metadata decrypted.
+			it, err := catalog.OpenItem(raw, a)
+			if err != nil || !r.takeFile(it) {
+				return nil //nolint:nilerr // left out, or it will fail as a file: nothing to download
+			}
+		}
+		if raw.Info != nil && raw.Info.FileSize > 0 {
 			seen[raw.ID] = true
-			total += plainSize(it.Size)
+			total += plainSize(raw.Info.FileSize)
 		}
 		return nil
 	}
