@@ -360,6 +360,8 @@ type FileSpec struct {
 	KeyLen       int
 	RedirectTo   string
 	EndlessBody  bool
+	// BadMetadata seals text that is not JSON as the file's metadata.
+	BadMetadata bool
 }
 
 // File is a file on the fake server.
@@ -627,6 +629,9 @@ func (f *File) encryptMetadata() {
 		md["hasStaticThumbnail"] = true
 	}
 	b, _ := json.Marshal(md)
+	if sp.BadMetadata {
+		b = []byte(`{"title": "unterminated`)
+	}
 	f.metaHeader = f.s.random(secretstream.HeaderSize)
 	f.metaEnc = mustSeal(f.sealKey(), f.metaHeader, b)
 

@@ -293,7 +293,8 @@ func TestEditsApplyWithoutDownloading(t *testing.T) {
 	assert.Equal(t, []string{"Trip/.meta/Lake.jpg.json", "Trip/.meta/album_meta.json", "Trip/Lake.jpg"}, sorted(e.walk()))
 	assert.Len(t, e.kinds(FileRenamed), 1)
 	e.same("Trip/Lake.jpg", f.Plaintext())
-	_ = sum
+	assert.Equal(t, 1, sum.Updated, "a rename is a metadata update")
+	assert.Zero(t, sum.New)
 
 	a.Rename("Lake trip")
 	e.mustRun()

@@ -159,6 +159,7 @@ func TestHostileCorpus(t *testing.T) {
 		{Title: "gopher.jpg", Size: 10, RedirectTo: "gopher://127.0.0.1/x"},
 		{Title: "short-key.jpg", Size: 10, KeyLen: 16},
 		{Title: "endless.mp4", Size: 10, EndlessBody: true},
+		{Title: "bad-json.jpg", Size: 10, BadMetadata: true},
 	} {
 		lies[liar.AddFile(spec).ID] = spec.Title
 	}
@@ -179,7 +180,7 @@ func TestHostileCorpus(t *testing.T) {
 	})
 	assert.Less(t, peak, uint64(256<<20), "heap peaked at %d MiB", peak>>20)
 	assert.Equal(t, len(good), sum.New+sum.Linked, "every hostile name got a safe one and was saved")
-	assert.Equal(t, 5, sum.Failed, "each lying file fails on its own")
+	assert.Equal(t, 6, sum.Failed, "each lying file fails on its own")
 	assert.Equal(t, 2, sum.AlbumsFailed, "the key sealed to someone else, the listing that never ends")
 	failed := map[string]string{}
 	for _, ev := range e.kinds(FileFailed) {
@@ -191,6 +192,7 @@ func TestHostileCorpus(t *testing.T) {
 	assert.Contains(t, failed["gopher.jpg"], "unsupported protocol scheme")
 	assert.Contains(t, failed["short-key.jpg"], "key must be 32 bytes")
 	assert.Contains(t, failed["endless.mp4"], "corrupted")
+	assert.Contains(t, failed["bad-json.jpg"], "reading its metadata")
 
 	entries, err := os.ReadDir(parent)
 	require.NoError(t, err)
