@@ -206,8 +206,9 @@ func writeStatus(w io.Writer, dir string, last, success *runRecord, session stri
 	fmt.Fprintf(w, "Account:       %s (user %d) on %s\n", last.Email, last.UserID, last.Endpoint)
 	fmt.Fprintf(w, "Session:       %s\n", session)
 	c := last.Counts
-	fmt.Fprintf(w, "Last run:      %s, %s ago, %s: %d new, %d linked, %d metadata updates, %d failed (exit code %d)\n",
-		last.Start.Format(time.RFC3339), ago(now.Sub(last.End)), last.Outcome, c["new"], c["linked"], c["metadata"], c["failed"], last.ExitCode)
+	fmt.Fprintf(w, "Last run:      %s to %s (%s ago), %s: %d new, %d linked, %d metadata updates, %d failed (exit code %d)\n",
+		last.Start.Format(time.RFC3339), last.End.Format(time.RFC3339), ago(now.Sub(last.End)), last.Outcome,
+		c["new"], c["linked"], c["metadata"], c["failed"], last.ExitCode)
 	if success != nil {
 		fmt.Fprintf(w, "Last success:  %s, %s ago\n", success.End.Format(time.RFC3339), ago(now.Sub(success.End)))
 	} else {
