@@ -304,12 +304,25 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 			f.save(t, &resume{tmp: tmp, cp: cp, plain: int64(cp.Chunks) * secretstream.ChunkSize, etag: rs.etag, total: rs.total})
 		}
 	}
-	w := io.MultiWriter(rs.tmp, h)
+	var out io.Writer = rs.tmp
+	var dw *directWriter
+	if size >= directMin {
+		if dw = newDirectWriter(rs.tmp, base); dw != nil {
+			out = dw
+		}
+	}
+	w := io.MultiWriter(out, h)
 	if f.OnBytes != nil {
 		w = io.MultiWriter(w, progress(f.OnBytes))
 	}
 	n, err := r.WriteTo(w)
+	if err == nil && dw != nil {
+		err = dw.finish()
+	}
 	if err != nil {
+		if dw != nil {
+			dw.close()
+		}
 		f.keep(rs, r, h, base+n, err)
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func TestUnpackKeepsTheSafePartsOfOddArchives(t *testing.T) {
 		"three":           {map[string][]byte{"image.jpg": []byte("i"), "video.mov": []byte("v"), "../../x": []byte("x")}, 0, true, true, "../../x"},
 		"no video":        {map[string][]byte{"image.jpg": []byte("i")}, 0, true, false, "no usable video"},
 		"no image":        {map[string][]byte{"video.mov": []byte("v")}, 0, false, true, "no usable image"},
-		"two images":      {map[string][]byte{"image.jpg": []byte("i"), "image2.jpg": []byte("v")}, 0, true, false, "image2.jpg"},
+		"two images":      {map[string][]byte{"image.jpg": []byte("i"), "image2.jpg": []byte("v")}, 0, true, false, "neither its image nor its video"},
 		"unknown":         {map[string][]byte{"image.jpg": []byte("i"), "other.mov": []byte("v")}, 0, true, false, "other.mov"},
 	}
 	for name, tc := range cases {
