@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,9 +76,10 @@ func (t Tools) decodeFile(ctx context.Context, path, tmp string, fileType int) (
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	head := make([]byte, 16)
-	n, _ := f.Read(head)
-	kind, err := sniff(head[:n], fileType)
+	head := make([]byte, 128<<10) // enough for the EXIF block at a JPEG's start
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	kind, err := sniff(head, fileType)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +88,11 @@ func (t Tools) decodeFile(ctx context.Context, path, tmp string, fileType int) (
 		if _, err := f.Seek(0, 0); err != nil {
 			return nil, err
 		}
-		return Decode(f)
+		img, err := Decode(f)
+		if err != nil {
+			return nil, err
+		}
+		return orient(img, jpegOrientation(head)), nil
 	case kindHEIF:
 		return t.convert(ctx, tmp, heifConverters, func(out string) [][]string {
 			return [][]string{{path, out}}
