@@ -46,6 +46,7 @@ type soakStats struct {
 	rounds, runs, files, saved, exact       int
 	badAtFinal, temps, transientFailures    int
 	permanentReported, requests, thumbnails int
+	resumed                                 int
 	faults                                  map[string]int
 }
 
@@ -230,6 +231,7 @@ func TestSoak(t *testing.T) {
 	fmt.Fprintf(&b, "  corrupt or truncated at final names %d, temp files left %d\n", st.badAtFinal, st.temps)
 	fmt.Fprintf(&b, "  failed after only transient faults %d, permanent faults reported %d\n", st.transientFailures, st.permanentReported)
 	fmt.Fprintf(&b, "  thumbnails repaired and read back %d\n", st.thumbnails)
+	fmt.Fprintf(&b, "  downloads resumed with Range %d\n", st.resumed)
 	fmt.Fprintf(&b, "  requests per file %.2f\n", float64(st.requests)/float64(st.files))
 	if *soakFor == 0 {
 		t.Log("\n" + b.String())
@@ -331,6 +333,13 @@ func soakRound(t *testing.T, seed uint64, big bool, st *soakStats) {
 		}
 	}
 	st.requests += s.RequestsWithPrefix("GET ")
+	for _, sf := range files {
+		for _, rg := range s.Ranges(fmt.Sprintf("GET /store/%d/file-%d", u.ID, sf.f.ID)) {
+			if rg != "" {
+				st.resumed++
+			}
+		}
+	}
 }
 
 // soakPart is the plaintext part i of a file must hold.
