@@ -195,11 +195,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	if err != nil {
 		return err
 	}
-	p := retry.Default()
-	p.MaxAttempts = o.attempts
-	if d.sleep != nil {
-		p.Sleep = d.sleep
-	}
+	p := retryPolicy(d, o.attempts)
 	var redo []int64
 	if o.verify {
 		vs, err := verify.Run(ctx, verify.Options{Dir: dir, Now: d.now, Events: func(v verify.Problem) {

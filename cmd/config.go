@@ -14,6 +14,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/retry"
 )
 
 // configDir is $QUAK_CONFIG_DIR, else quak's folder in the user config dir
@@ -102,4 +103,15 @@ func readSecretFile(path string) ([]byte, error) {
 	}
 	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	return []byte(s), nil
+}
+
+// retryPolicy is quak's retry policy with --attempts, sleeping through
+// deps (tests record the waits instead).
+func retryPolicy(d deps, attempts int) retry.Policy {
+	p := retry.Default()
+	p.MaxAttempts = attempts
+	if d.sleep != nil {
+		p.Sleep = d.sleep
+	}
+	return p
 }

@@ -89,11 +89,7 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 	if err != nil {
 		return err
 	}
-	p := retry.Default()
-	p.MaxAttempts = o.attempts
-	if d.sleep != nil {
-		p.Sleep = d.sleep
-	}
+	p := retryPolicy(d, o.attempts)
 	tp := &thumbPrinter{d: d}
 	if o.json {
 		tp.json = newJSONLines(d)

@@ -283,18 +283,7 @@ func summaryLine(s *backup.Summary) string {
 	return line + fmt.Sprintf("; %s in %s", humanBytes(s.Bytes), s.Duration.Round(time.Millisecond))
 }
 
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func humanBytes(n int64) string { return backup.BytesText(n) }
 
 // logFile appends human lines, each with a UTC timestamp, to --log-file.
 // A nil *logFile logs nothing.

@@ -49,21 +49,16 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 			if rec := r.deleted(sf, a, c); rec != nil {
 				add(rec)
 			}
-		case r.o.MetadataOnly && (sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped || sf.Header != keys.EncodeB64(it.Header)):
+		case r.o.MetadataOnly && (fresh(sf) || sf.Header != keys.EncodeB64(it.Header)):
 			continue // media: left for a full run, whose cursor has not moved
 		case r.o.MetadataOnly:
 			rec, err := r.refresh(it, sf, a, c)
-			switch {
-			case fatal(ctx, r.diskError(err)):
-				return out, false, r.diskError(err)
-			case err != nil:
-				add(r.fail(sf, raw, a, it.Meta.Title, err))
-			case rec != nil:
-				add(rec)
+			if err := r.settle(ctx, rec, err, sf, raw, a, it, add); err != nil {
+				return out, false, err
 			}
-		case (sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped) && !r.takeFile(it):
+		case fresh(sf) && !r.takeFile(it):
 			add(r.skip(sf, raw, a, it))
-		case sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped || sf.Header != keys.EncodeB64(it.Header):
+		case fresh(sf) || sf.Header != keys.EncodeB64(it.Header):
 			if rec := r.adoptExisting(it, sf, a, c); rec != nil {
 				add(rec)
 				continue
@@ -73,17 +68,14 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 			bytes += plainSize(it.Size)
 		default:
 			rec, again, err := r.update(it, sf, a, c)
-			switch {
-			case again:
+			if again {
 				jobs = append(jobs, it)
 				prev[it.FileID] = sf
 				bytes += plainSize(it.Size)
-			case fatal(ctx, r.diskError(err)):
-				return out, false, r.diskError(err)
-			case err != nil:
-				add(r.fail(sf, raw, a, it.Meta.Title, err))
-			case rec != nil:
-				add(rec)
+				continue
+			}
+			if err := r.settle(ctx, rec, err, sf, raw, a, it, add); err != nil {
+				return out, false, err
 			}
 		}
 	}
@@ -161,6 +153,26 @@ func (r *run) fail(sf *state.File, raw *apiclient.File, a *catalog.Album, title 
 	r.mu.Unlock()
 	r.emit(Event{Kind: FileFailed, Album: a.Name, Title: title, FileID: raw.ID, CollectionID: a.ID, Err: err})
 	return rec
+}
+
+// fresh reports a file with no saved content: new, failed or skipped.
+func fresh(sf *state.File) bool {
+	return sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped
+}
+
+// settle adds an entry's record, or records it failed; it returns only
+// the errors that stop the run (a full or read-only disk).
+func (r *run) settle(ctx context.Context, rec *state.File, err error, sf *state.File, raw *apiclient.File, a *catalog.Album,
+	it *catalog.Item, add func(*state.File)) error {
+	switch {
+	case fatal(ctx, r.diskError(err)):
+		return r.diskError(err)
+	case err != nil:
+		add(r.fail(sf, raw, a, it.Meta.Title, err))
+	case rec != nil:
+		add(rec)
+	}
+	return nil
 }
 
 // takeFile applies the run's file filters (type, creation time).

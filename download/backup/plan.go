@@ -31,7 +31,7 @@ func (r *run) checkSpace(ctx context.Context, albums map[int64]*catalog.Album) e
 	if margin := spaceMargin(need); need+margin > free {
 		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf(
 			"needs %s for what is new (and %s to spare), but its file system has %s free: free some space, narrow the backup (--albums, --since, …), or pass --no-space-check",
-			bytesText(need), bytesText(margin), bytesText(free))}
+			BytesText(need), BytesText(margin), BytesText(free))}
 	}
 	return nil
 }
@@ -50,11 +50,11 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 		if err != nil {
 			return err
 		}
-		fresh := sf == nil || sf.Status == state.Failed || sf.Status == state.Skipped
-		if !fresh && sf.Header == keys.EncodeB64(raw.File.DecryptionHeader) {
+		isNew := fresh(sf)
+		if !isNew && sf.Header == keys.EncodeB64(raw.File.DecryptionHeader) {
 			return nil // saved, same content
 		}
-		if fresh && r.o.Filter.NarrowsFiles() {
+		if isNew && r.o.Filter.NarrowsFiles() {
 			// Only the file filters need the metadata decrypted.
 			it, err := catalog.OpenItem(raw, a)
 			if err != nil || !r.takeFile(it) {
@@ -117,8 +117,8 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 	return total, nil
 }
 
-// bytesText is n in binary units, for messages.
-func bytesText(n int64) string {
+// BytesText is n in binary units ("13.6 MiB"), for messages.
+func BytesText(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
