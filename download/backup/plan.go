@@ -20,7 +20,7 @@ func spaceMargin(need int64) int64 { return 100<<20 + need/100 }
 // only) and refuses to start when the bytes to download, plus a margin,
 // exceed the free space.
 func (r *run) checkSpace(ctx context.Context, albums map[int64]*catalog.Album) error {
-	need, err := r.plan(ctx, albums)
+	need, big, err := r.plan(ctx, albums)
 	if err != nil || need == 0 {
 		return err
 	}
@@ -30,18 +30,26 @@ func (r *run) checkSpace(ctx context.Context, albums map[int64]*catalog.Album) e
 	}
 	if margin := spaceMargin(need); need+margin > free {
 		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf(
-			"needs %s for what is new (and %s to spare), but its file system has %s free: free some space, narrow the backup (--albums, --since, …), or pass --no-space-check",
-			BytesText(need), BytesText(margin), BytesText(free))}
+			"needs %s for what is new (and %s to spare), but its file system has %s free; the largest is file %d in album %q (%s, as the server announces it): free some space, narrow the backup (--albums, --since, …), or pass --no-space-check",
+			BytesText(need), BytesText(margin), BytesText(free), big.id, big.album, BytesText(big.size))}
 	}
 	return nil
 }
 
-// plan returns the plaintext bytes this run would download: retried and
-// newly chosen files, and every new or changed file in changed albums, each
-// file once.
-func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64, error) {
+// largest is the biggest file a plan would download, named in a refusal.
+type largest struct {
+	id    int64
+	album string
+	size  int64
+}
+
+// plan returns the plaintext bytes this run would download (retried and
+// newly chosen files, and every new or changed file in changed albums,
+// each file once) and the largest of those files.
+func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64, largest, error) {
 	seen := map[int64]bool{}
 	var total int64
+	var big largest
 	consider := func(raw *apiclient.File, a *catalog.Album) error {
 		if raw.IsDeleted || seen[raw.ID] {
 			return nil
@@ -63,7 +71,11 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 		}
 		if raw.Info != nil && raw.Info.FileSize > 0 {
 			seen[raw.ID] = true
-			total += plainSize(raw.Info.FileSize)
+			size := plainSize(raw.Info.FileSize)
+			total += size
+			if size > big.size {
+				big = largest{id: raw.ID, album: a.Name, size: size}
+			}
 		}
 		return nil
 	}
@@ -76,7 +88,7 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, big, err
 	}
 	ids := make([]int64, 0, len(albums))
 	for id := range albums {
@@ -100,11 +112,11 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 				return err
 			})
 			if err != nil {
-				return 0, fmt.Errorf("listing what is new in album %d: %w", id, err)
+				return 0, big, fmt.Errorf("listing what is new in album %d: %w", id, err)
 			}
 			for i := range page.Diff {
 				if err := consider(&page.Diff[i], a); err != nil {
-					return 0, err
+					return 0, big, err
 				}
 			}
 			next := apiclient.DiffCursor(since, page.Diff)
@@ -114,7 +126,7 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 			since = next
 		}
 	}
-	return total, nil
+	return total, big, nil
 }
 
 // BytesText is n in binary units ("13.6 MiB"), for messages.

@@ -80,6 +80,7 @@ func TestTooLittleSpaceStopsBeforeAnyDownload(t *testing.T) {
 	sum, err := Run(context.Background(), o)
 	requireDirError(t, err, "needs")
 	assert.Contains(t, err.Error(), "120.0 MiB")
+	assert.Contains(t, err.Error(), `in album "A" (40.0 MiB`, "the refusal names the largest file")
 	assert.Zero(t, e.downloads(), "nothing downloaded")
 	assert.Zero(t, sum.New)
 
