@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
@@ -129,16 +127,7 @@ func TestKilledAtSeededMomentsThenCompleted(t *testing.T) {
 				l.change()
 			}
 			what := crashPoint(t, rng, l, moment%2 == 1)
-			cmd := exec.Command(bin, "backup", "--concurrency", "1", dir)
-			cmd.Env = append(os.Environ(), "QUAK_CONFIG_DIR="+e.vars["QUAK_CONFIG_DIR"])
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waitStalled(t, l.s)
-			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			_ = cmd.Wait()
+			signalWhenStalled(t, bin, e, l.s, syscall.SIGKILL, "backup", "--concurrency", "1", dir)
 
 			if code, out, errOut := e.run("backup", dir); code != 0 {
 				t.Fatalf("after a kill %s: rerun exit %d\n%s%s", what, code, out, errOut)
@@ -211,26 +200,8 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 	e, s, u, dir := loggedIn(t)
 	f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 9})
 	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(40<<20))
-	cmd := exec.Command(bin, "backup", dir)
-	cmd.Env = append(os.Environ(), "QUAK_CONFIG_DIR="+e.vars["QUAK_CONFIG_DIR"])
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitStalled(t, s)
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case werr := <-done:
-		_ = werr // the exit code, checked below, says how it ended
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatal("quak did not stop on SIGINT")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit code %d, want 130", code)
+	if code, stderr := signalWhenStalled(t, bin, e, s, os.Interrupt, "backup", dir); code != exitInterrupt {
+		t.Fatalf("exit code %d, want %d; stderr %q", code, exitInterrupt, stderr)
 	}
 	if n := countTemps(t, dir); n != 0 {
 		t.Fatalf("%d temp files left after SIGINT", n)
@@ -249,16 +220,7 @@ func TestKilledInALargeFileResumesNextRun(t *testing.T) {
 	f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 24 << 20, Seed: 3})
 	route := fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID)
 	s.Inject(route, enteapitest.StallAfter(18<<20))
-	cmd := exec.Command(bin, "backup", "--resume-above", fmt.Sprint(8<<20), dir)
-	cmd.Env = append(os.Environ(), "QUAK_CONFIG_DIR="+e.vars["QUAK_CONFIG_DIR"])
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitStalled(t, s)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	signalWhenStalled(t, bin, e, s, syscall.SIGKILL, "backup", "--resume-above", fmt.Sprint(8<<20), dir)
 	// Where the killed run had got to, as it recorded it (the client lags
 	// the server's stall by what the socket buffers held).
 	st, err := state.OpenReadOnly(filepath.Join(dir, ".quak", "state.db"))
@@ -290,5 +252,35 @@ func TestKilledInALargeFileResumesNextRun(t *testing.T) {
 	}
 	if n := countTemps(t, dir); n != 0 {
 		t.Fatalf("%d temp files left", n)
+	}
+}
+
+// A SIGKILLed helper loses nothing: killed after one file's commit but
+// before it was read back, the rerun sees that file fixed and repairs the
+// rest; every repairable file is committed exactly once in all.
+func TestFixThumbnailsKilledAndRerun(t *testing.T) {
+	bin := buildQuak(t)
+	e, s, u, _ := loggedIn(t)
+	a := u.AddAlbum("A")
+	first, second, third := lostThumb(t, a, "1.jpg"), lostThumb(t, a, "2.jpg"), lostThumb(t, a, "3.jpg")
+	// The second file's check passes; its read-back after the commit stalls.
+	s.Inject(fmt.Sprintf("GET /files/preview/%d", second.ID), enteapitest.Pass(), enteapitest.StallHeaders())
+
+	signalWhenStalled(t, bin, e, s, syscall.SIGKILL, "helper", "fix-missing-thumbnails", "--concurrency", "1")
+	if n := s.Requests("PUT /files/thumbnail"); n != 2 {
+		t.Fatalf("%d commits before the kill, want 2", n)
+	}
+
+	code, out, errOut := e.run("helper", "fix-missing-thumbnails")
+	if code != 0 || !strings.Contains(out, "3 owned files checked: 2 ok, 1 lost; 1 repaired") {
+		t.Fatalf("rerun: code %d\n%s%s", code, out, errOut)
+	}
+	for _, f := range []*enteapitest.File{first, second, third} {
+		if _, ok := f.Thumbnail(); !ok {
+			t.Fatalf("file %d still has no thumbnail", f.ID)
+		}
+	}
+	if n := s.Requests("PUT /files/thumbnail"); n != 3 {
+		t.Fatalf("%d commits in all, want exactly one per file", n)
 	}
 }

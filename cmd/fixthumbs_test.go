@@ -8,10 +8,7 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -142,45 +139,6 @@ func TestFixThumbnailsUsage(t *testing.T) {
 	}
 	if code, _, _ := newEnv(t).run("helper", "fix-missing-thumbnails"); code != 3 {
 		t.Fatalf("not logged in: code %d", code)
-	}
-}
-
-// A SIGKILLed helper loses nothing: killed after one file's commit but
-// before it was read back, the rerun sees that file fixed and repairs the
-// rest; every repairable file is committed exactly once in all.
-func TestFixThumbnailsKilledAndRerun(t *testing.T) {
-	bin := buildQuak(t)
-	e, s, u, _ := loggedIn(t)
-	a := u.AddAlbum("A")
-	first, second, third := lostThumb(t, a, "1.jpg"), lostThumb(t, a, "2.jpg"), lostThumb(t, a, "3.jpg")
-	// The second file's check passes; its read-back after the commit stalls.
-	s.Inject(fmt.Sprintf("GET /files/preview/%d", second.ID), enteapitest.Pass(), enteapitest.StallHeaders())
-
-	cmd := exec.Command(bin, "helper", "fix-missing-thumbnails", "--concurrency", "1")
-	cmd.Env = append(os.Environ(), "QUAK_CONFIG_DIR="+e.vars["QUAK_CONFIG_DIR"])
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitStalled(t, s)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	if n := s.Requests("PUT /files/thumbnail"); n != 2 {
-		t.Fatalf("%d commits before the kill, want 2", n)
-	}
-
-	code, out, errOut := e.run("helper", "fix-missing-thumbnails")
-	if code != 0 || !strings.Contains(out, "3 owned files checked: 2 ok, 1 lost; 1 repaired") {
-		t.Fatalf("rerun: code %d\n%s%s", code, out, errOut)
-	}
-	for _, f := range []*enteapitest.File{first, second, third} {
-		if _, ok := f.Thumbnail(); !ok {
-			t.Fatalf("file %d still has no thumbnail", f.ID)
-		}
-	}
-	if n := s.Requests("PUT /files/thumbnail"); n != 3 {
-		t.Fatalf("%d commits in all, want exactly one per file", n)
 	}
 }
 

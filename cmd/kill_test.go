@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
@@ -28,16 +29,7 @@ func TestKilledDuringADownload(t *testing.T) {
 	// 40 MiB, so by then quak has its temp file and has written to it.
 	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(40<<20))
 
-	cmd := exec.Command(bin, "backup", dir)
-	cmd.Env = append(os.Environ(), "QUAK_CONFIG_DIR="+e.vars["QUAK_CONFIG_DIR"])
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitStalled(t, s) // quak is in the middle of the file
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	signalWhenStalled(t, bin, e, s, syscall.SIGKILL, "backup", dir) // in the middle of the file
 
 	final := filepath.Join(dir, "Videos", "long.mp4")
 	if _, err := os.Stat(final); !os.IsNotExist(err) {
@@ -67,20 +59,8 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	e, s, u, dir := loggedIn(t)
 	f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 8})
 	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(40<<20))
-	cmd := exec.Command(bin, "backup", dir)
-	cmd.Env = append(os.Environ(), "QUAK_CONFIG_DIR="+e.vars["QUAK_CONFIG_DIR"])
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitStalled(t, s)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitTerminated {
-		t.Fatalf("exit code %d (%v), want %d; stderr %q", code, err, exitTerminated, stderr.String())
+	if code, stderr := signalWhenStalled(t, bin, e, s, syscall.SIGTERM, "backup", dir); code != exitTerminated {
+		t.Fatalf("exit code %d, want %d; stderr %q", code, exitTerminated, stderr)
 	}
 	if n := countTemps(t, dir); n != 0 {
 		t.Fatalf("%d temp files left after SIGTERM", n)
@@ -88,6 +68,36 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "Videos", "long.mp4")); !os.IsNotExist(err) {
 		t.Fatalf("an interrupted download has a final name: %v", err)
 	}
+}
+
+// signalWhenStalled runs the quak binary with args under e's config, sends
+// sig once the fake server holds one of its requests stalled, and returns
+// its exit code and stderr; every wait is bounded.
+func signalWhenStalled(t *testing.T, bin string, e *env, s *enteapitest.Server, sig os.Signal, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "QUAK_CONFIG_DIR="+e.vars["QUAK_CONFIG_DIR"])
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitStalled(t, s)
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // the exit code below says how it ended
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("quak did not stop on %v", sig)
+	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
 }
 
 func TestMain(m *testing.M) {

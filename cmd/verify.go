@@ -99,7 +99,11 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 		}
 	}
 	if !sum.OK() {
-		return &problemsError{fmt.Sprintf("%d problems found in the backup", len(sum.Redownload)+sum.Problems[verify.Extra]+sum.Problems[verify.Unlinked])}
+		n := 0
+		for _, k := range kinds {
+			n += sum.Problems[k]
+		}
+		return &problemsError{fmt.Sprintf("%d problems found in the backup", n)}
 	}
 	return nil
 }

@@ -92,7 +92,8 @@ func (p *Partial) Path() string { return p.f.Name() }
 // sequence: request, streamed decrypt, hashing and writing, and the checks
 // that the stream ended with an authenticated FINAL chunk at the expected
 // size. A hash mismatch is not an error and is not retried (see Partial).
-// On error no temp file remains. Errors name the file id.
+// On error no temp file remains, but one kept for a later run through Save
+// (a transient failure of a resumable download). Errors name the file id.
 func (f *Fetcher) Fetch(ctx context.Context, t Target, dir string) (*Partial, error) {
 	var p *Partial
 	rs := &resume{}
@@ -378,6 +379,16 @@ func HashOf(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	return h.Sum(nil), nil
+}
+
+// HashFile is Ente's content hash of the file at path.
+func HashFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	return HashOf(f)
 }
 
 // Commit makes the file durable under final with the given mode: fsync,

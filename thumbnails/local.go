@@ -76,19 +76,9 @@ func (l *localCopies) find(it *catalog.Item) (string, bool) {
 		if err != nil {
 			continue
 		}
-		if hashMatches(p, want) {
+		if sum, err := download.HashFile(p); err == nil && livephoto.HashMatches(want, sum) {
 			return p, true
 		}
 	}
 	return "", false
-}
-
-func hashMatches(path, want string) bool {
-	fh, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer func() { _ = fh.Close() }()
-	sum, err := download.HashOf(fh)
-	return err == nil && livephoto.HashMatches(want, sum)
 }

@@ -1,7 +1,6 @@
 package backup
 
 import (
-	"os"
 	"path/filepath"
 
 	"github.com/quak-photos/quak/apiclient/keys"
@@ -39,7 +38,7 @@ func (r *run) adoptExisting(it *catalog.Item, sf *state.File, a *catalog.Album, 
 		want = []string{it.Meta.Hash}
 	}
 	for i, n := range names {
-		h, err := hashFile(filepath.Join(dir, n))
+		h, err := download.HashFile(filepath.Join(dir, n))
 		if err != nil || !livephoto.HashMatches(want[i], h) {
 			return nil
 		}
@@ -62,13 +61,4 @@ func (r *run) adoptExisting(it *catalog.Item, sf *state.File, a *catalog.Album, 
 	r.emit(Event{Kind: FileAdopted, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
 		Path: filepath.Join(c.Folder, names[0])})
 	return rec
-}
-
-func hashFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	return download.HashOf(f)
 }

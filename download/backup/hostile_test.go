@@ -41,7 +41,7 @@ func TestLongTitlesAndTheirSidecarsFit(t *testing.T) {
 	long := strings.Repeat("é", 148) + "xxxx.jpeg" // 305 bytes
 	f1 := a.AddFile(enteapitest.FileSpec{Title: long, Size: 10, Seed: 1})
 	f2 := a.AddFile(enteapitest.FileSpec{Title: long, Size: 10, Seed: 2})
-	live := a.AddFile(enteapitest.FileSpec{Title: strings.Repeat("L", 300) + ".heic", FileType: 2,
+	a.AddFile(enteapitest.FileSpec{Title: strings.Repeat("L", 300) + ".heic", FileType: 2,
 		Data: enteapitest.LivePhoto("heic", []byte("i"), "mov", []byte("v"))})
 	sum := e.mustRun()
 	assert.Zero(t, sum.Failed)
@@ -68,7 +68,12 @@ func TestLongTitlesAndTheirSidecarsFit(t *testing.T) {
 	}
 	assert.True(t, contents[string(f1.Plaintext())] && contents[string(f2.Plaintext())], "both files saved whole")
 	assert.Len(t, e.kinds(FileWarning), 0)
-	_ = live
+	// The live photo's two parts, cut alike, keep their own extensions.
+	for _, ext := range []string{".heic", ".mov"} {
+		n := strings.Repeat("L", layout.MaxFile-len(ext)) + ext
+		assert.True(t, names[n], "live-photo part %s…%s", n[:4], ext)
+	}
+	assert.True(t, names[strings.Repeat("L", layout.MaxFile-len(".heic"))+".heic.json"], "and its sidecar")
 }
 
 // A live photo whose archive is odd keeps the parts that are there and
