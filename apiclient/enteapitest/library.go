@@ -329,8 +329,17 @@ type FileSpec struct {
 
 	CreationTime, ModificationTime int64 // µs; default: the server clock
 	Latitude, Longitude            float64
-	Caption, EditedName            string
-	EditedTime                     int64
+	// ZeroLocation writes latitude and longitude 0, 0 into the metadata, as
+	// some uploaders do for "no location" (Ente's apps read it as none).
+	ZeroLocation        bool
+	Caption, EditedName string
+	EditedTime          int64
+	// EditedLatitude and EditedLongitude are a location edited in Ente's
+	// apps (pubMagicMetadata lat and long), written when either is not 0.
+	EditedLatitude, EditedLongitude float64
+	// OffsetTime is the "±HH:mm" UTC offset of the place the photo was
+	// taken (pubMagicMetadata.offsetTime), written when set.
+	OffsetTime string
 
 	Thumbnail     []byte // plaintext JPEG; default a small real one (FakeJPEG)
 	NoThumbnail   bool   // no thumbnail row: preview answers 404
@@ -622,7 +631,7 @@ func (f *File) encryptMetadata() {
 		"fileType": sp.FileType, "title": sp.Title, "creationTime": sp.CreationTime,
 		"modificationTime": sp.ModificationTime, "hash": sp.Hash,
 	}
-	if sp.Latitude != 0 || sp.Longitude != 0 {
+	if sp.Latitude != 0 || sp.Longitude != 0 || sp.ZeroLocation {
 		md["latitude"], md["longitude"] = sp.Latitude, sp.Longitude
 	}
 	if sp.StaticThumbnail {
@@ -647,6 +656,12 @@ func (f *File) encryptMetadata() {
 	}
 	if sp.NoThumb {
 		pub["noThumb"] = true
+	}
+	if sp.EditedLatitude != 0 || sp.EditedLongitude != 0 {
+		pub["lat"], pub["long"] = sp.EditedLatitude, sp.EditedLongitude
+	}
+	if sp.OffsetTime != "" {
+		pub["offsetTime"] = sp.OffsetTime
 	}
 	if len(pub) == 0 {
 		f.pubMagic = nil

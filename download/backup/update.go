@@ -77,7 +77,7 @@ func metaEqual(a, b state.Meta) bool {
 	eq := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return a.Title == b.Title && a.FileType == b.FileType && a.CreationTime == b.CreationTime &&
 		a.ModificationTime == b.ModificationTime && a.Caption == b.Caption && a.Hash == b.Hash &&
-		eq(a.Latitude, b.Latitude) && eq(a.Longitude, b.Longitude)
+		eq(a.Latitude, b.Latitude) && eq(a.Longitude, b.Longitude) && a.Offset == b.Offset
 }
 
 // link places a file saved for one album into another: hard links to the

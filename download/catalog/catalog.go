@@ -194,6 +194,7 @@ type publicMagic struct {
 	Lat        *float64        `json:"lat"`
 	Long       *float64        `json:"long"`
 	NoThumb    bool            `json:"noThumb"`
+	OffsetTime string          `json:"offsetTime"`
 }
 
 func (p publicMagic) apply(m *state.Meta) {
@@ -209,6 +210,28 @@ func (p publicMagic) apply(m *state.Meta) {
 	if p.Lat != nil && p.Long != nil && (*p.Lat != 0 || *p.Long != 0) {
 		m.Latitude, m.Longitude = p.Lat, p.Long
 	}
+	if _, ok := ParseOffset(p.OffsetTime); ok {
+		m.Offset = p.OffsetTime
+	}
+}
+
+// ParseOffset reads a "±HH:mm" offset from UTC, as Ente's apps record the
+// offset of the place a photo was taken (pubMagicMetadata.offsetTime), in
+// seconds east of UTC.
+func ParseOffset(s string) (int, bool) {
+	if len(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':' {
+		return 0, false
+	}
+	h, err1 := strconv.Atoi(s[1:3])
+	m, err2 := strconv.Atoi(s[4:6])
+	if err1 != nil || err2 != nil || h > 14 || m > 59 || strings.ContainsAny(s[1:3]+s[4:6], "+-") {
+		return 0, false
+	}
+	off := (h*60 + m) * 60
+	if s[0] == '-' {
+		off = -off
+	}
+	return off, true
 }
 
 // caption reads a caption that legacy records may hold as a number.

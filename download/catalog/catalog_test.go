@@ -74,4 +74,29 @@ func TestParseMetadataQuirks(t *testing.T) {
 	p.apply(&m)
 	assert.Equal(t, "42", m.Caption)
 	assert.Equal(t, int64(1500000), m.CreationTime, "editedTime 0 is ignored")
+	assert.Empty(t, m.Offset)
+
+	require.NoError(t, jsonUnmarshal(`{"lat":-33.5,"long":151.25,"offsetTime":"+10:00"}`, &p))
+	p.apply(&m)
+	require.NotNil(t, m.Latitude, "an edited location")
+	assert.InDelta(t, -33.5, *m.Latitude, 1e-12)
+	assert.InDelta(t, 151.25, *m.Longitude, 1e-12)
+	assert.Equal(t, "+10:00", m.Offset)
+	p = publicMagic{}
+	require.NoError(t, jsonUnmarshal(`{"lat":0,"long":0,"offsetTime":"UTC"}`, &p))
+	p.apply(&m)
+	assert.InDelta(t, -33.5, *m.Latitude, 1e-12, "an edit to (0, 0) is no edit")
+	assert.Equal(t, "+10:00", m.Offset, "an offset that is not ±HH:mm is ignored")
+}
+
+func TestParseOffset(t *testing.T) {
+	for in, want := range map[string]int{"+00:00": 0, "+05:30": 19800, "-03:30": -12600, "+14:00": 50400, "-12:00": -43200} {
+		got, ok := ParseOffset(in)
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "Z", "+5:30", "+05:60", "+15:00", "05:30", "+05-30", "+-1:00", "+05:3a", "+05:300"} {
+		_, ok := ParseOffset(bad)
+		assert.False(t, ok, bad)
+	}
 }

@@ -164,6 +164,9 @@ type Meta struct {
 	Latitude         *float64 `json:"latitude,omitempty"`
 	Longitude        *float64 `json:"longitude,omitempty"`
 	Hash             string   `json:"hash,omitempty"`
+	// Offset is the UTC offset ("+02:00") of the place the photo was
+	// taken, when Ente's apps recorded it.
+	Offset string `json:"offset,omitempty"`
 }
 
 // Entry is a file's place in one album folder: its name there and the names
