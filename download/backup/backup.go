@@ -7,6 +7,7 @@ package backup
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -81,6 +82,10 @@ type Options struct {
 	// Redownload names saved files to download again before anything else
 	// (quak verify found them missing or changed).
 	Redownload []int64
+	// Views are the sidecars and the date view kept for other photo tools.
+	// A change from the folder's remembered views is applied to the whole
+	// backup first, downloading nothing.
+	Views Views
 }
 
 // Files beside the state that tell how runs went (quak status reads them).
@@ -130,6 +135,15 @@ type run struct {
 	vanished int // albums whose diff answered 404 though listed as live
 	ov       overlay
 	resumes  map[int64]*download.ResumePoint // where earlier runs left large downloads
+	// expected holds the hashes of files being downloaded, to recognise one
+	// a killed run left at its final name; viewNamers the names taken in
+	// each date folder; viewsFull is set while prepareViews converts every
+	// file; viewChanges counts files whose views changed.
+	expected    map[int64]string
+	viewNamers  map[string]*layout.Namer
+	viewsFull   bool
+	enteConvert bool
+	viewChanges int
 }
 
 // Run backs up the account into o.Dir. The summary is returned even with an
@@ -152,7 +166,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		return &Summary{}, err
 	}
 	r := &run{o: o, dir: dir, names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
-		touched: map[int64]bool{}, dirty: map[string]bool{},
+		touched: map[int64]bool{}, dirty: map[string]bool{}, expected: map[int64]string{},
 		ov: overlay{files: map[string]bool{}, aliases: map[string]string{}}}
 	if o.DryRun {
 		st, drop, err := dryState(dir)
@@ -205,6 +219,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		}
 	}
 	if err := r.checkAccount(); err != nil {
+		return &r.sum, err
+	}
+	if err := r.prepareViews(); err != nil {
 		return &r.sum, err
 	}
 	if err := r.markForRedownload(ctx); err != nil {
@@ -351,11 +368,21 @@ func (r *run) unchanged() int {
 
 // writeJSON writes a sidecar or album_meta.json and remembers its folder.
 func (r *run) writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return r.writeFile(path, append(b, '\n'))
+}
+
+// writeFile writes a file beside the originals (a sidecar) atomically and
+// remembers its folder.
+func (r *run) writeFile(path string, b []byte) error {
 	if r.dry() {
 		r.note(path, true)
 		return nil
 	}
-	if err := writeJSON(path, v); err != nil {
+	if err := writeFile(path, b); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -371,6 +398,9 @@ func (r *run) writeJSON(path string, v any) error {
 // files and the collection in one transaction: state never points at a
 // name that a crash could still take back.
 func (r *run) commit(files []*state.File, c *state.Collection) error {
+	if err := r.applyViews(files, c); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	dirs := r.dirty
 	r.dirty = map[string]bool{}

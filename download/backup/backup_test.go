@@ -33,6 +33,7 @@ type env struct {
 	token  string
 	mu     sync.Mutex
 	events []Event
+	views  Views // what options() asks for
 }
 
 func newEnv(t *testing.T) *env {
@@ -55,6 +56,7 @@ func (e *env) options() Options {
 		Keys:   catalog.Keys{UserID: e.u.ID, MasterKey: e.u.MasterKey, PublicKey: e.u.PublicKey, SecretKey: e.u.SecretKey},
 		Email:  e.u.Email,
 		Policy: p,
+		Views:  e.views,
 		Events: func(ev Event) {
 			e.mu.Lock()
 			defer e.mu.Unlock()

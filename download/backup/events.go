@@ -27,6 +27,7 @@ const (
 	AlbumPruned                      // --prune moved a deleted album's folder to the trash
 	PruneRefused                     // --prune moved nothing; Err says why
 	FileWarning                      // saved, but with an anomaly worth knowing (Err says what)
+	ViewsChanged                     // the sidecars or the date view were converted to new options (Files changed)
 )
 
 // Event is one thing the backup did or decided. Fields that do not apply

@@ -16,7 +16,7 @@ import (
 // reserved names in every album folder, and at the top level.
 var (
 	reservedInAlbum = []string{".meta"}
-	reservedTop     = []string{StateDir}
+	reservedTop     = []string{StateDir, DateViewDir}
 )
 
 // page handles one page of an album's entries: downloads run concurrently,
@@ -87,6 +87,7 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 	// (A live photo's part names wait for its zip's extensions.)
 	names := map[int64][]string{}
 	for _, it := range jobs {
+		r.expect(it)
 		if !catalog.IsLivePhoto(it.Meta) {
 			names[it.FileID] = r.entryNames(c, r.previous(prev[it.FileID], c, it), it.FileID, it.Meta.Title, []string{""})
 		}

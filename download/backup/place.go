@@ -13,6 +13,7 @@ import (
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/livephoto"
+	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -198,7 +199,8 @@ func (r *run) entryNames(c *state.Collection, old *state.Entry, fileID int64, ti
 			if i > 0 {
 				sidecar = names[0]
 			}
-			return !r.exists(filepath.Join(dir, name)) || leftBy(dir, sidecar, name, fileID)
+			p := filepath.Join(dir, name)
+			return !r.exists(p) || leftBy(dir, sidecar, name, fileID) || r.leftoverLocked(p, fileID)
 		})
 	}
 	return names
@@ -256,6 +258,7 @@ func (r *run) dropOld(c *state.Collection, old *state.Entry, keep []string) {
 	for _, part := range old.Parts {
 		if !kept[part] {
 			r.remove(filepath.Join(dir, part))
+			r.dropPartSidecars(dir, part)
 			r.mu.Lock()
 			n.Release(part)
 			r.mu.Unlock()
@@ -315,10 +318,14 @@ func (r *run) writeSidecar(rec *state.File, c *state.Collection, old *state.Entr
 	if err != nil {
 		return err
 	}
-	sc := newSidecar(rec, c.ID, c.Name, e.Parts)
-	sc.Title = e.Meta.Title
-	if err := r.writeJSON(p, sc); err != nil {
-		return err
+	if r.o.Views.style() == sidecars.Ente {
+		sc := newSidecar(rec, c.ID, c.Name, e.Parts)
+		sc.Title = e.Meta.Title
+		if err := r.writeJSON(p, sc); err != nil {
+			return err
+		}
+	} else {
+		r.removeIfExists(p) // another style: no JSON in .meta (an adopted export's goes)
 	}
 	if old != nil && old.Name != e.Name {
 		r.remove(filepath.Join(filepath.Dir(p), old.Name+".json"))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/layout"
+	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -45,7 +46,7 @@ func (r *run) refresh(it *catalog.Item, sf *state.File, a *catalog.Album, c *sta
 	}
 	sc := newSidecar(sf, c.ID, c.Name, e.Parts)
 	sc.Title = e.Meta.Title
-	if !sameJSON(p, sc) {
+	if r.o.Views.style() == sidecars.Ente && !sameJSON(p, sc) {
 		stale = true
 		if err := r.writeJSON(p, sc); err != nil {
 			return nil, err

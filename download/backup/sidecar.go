@@ -108,11 +108,16 @@ type albumMeta struct {
 // writeJSON writes v to path atomically (temp file, fsync, rename), creating
 // the folder. The folder itself is fsynced later, once per page, before the
 // state that points at the file is committed (run.syncDirs).
-func writeJSON(path string, v any) (err error) {
+func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
+	return writeFile(path, append(b, '\n'))
+}
+
+// writeFile writes b to path atomically, as writeJSON does.
+func writeFile(path string, b []byte) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -127,7 +132,7 @@ func writeJSON(path string, v any) (err error) {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	if _, err = tmp.Write(append(b, '\n')); err != nil {
+	if _, err = tmp.Write(b); err != nil {
 		return err
 	}
 	if err = tmp.Sync(); err != nil {

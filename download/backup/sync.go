@@ -167,7 +167,7 @@ func (r *run) albumGone(c *state.Collection) error {
 	if err := r.writeAlbumMeta(c); err != nil {
 		return err
 	}
-	return r.commit(nil, c)
+	return r.commit(r.albumFiles(c), c)
 }
 
 // newCollection picks the album's folder: an existing `ente export` folder
@@ -255,7 +255,7 @@ func (r *run) scanExport(c *state.Collection) error {
 func (r *run) renameAlbum(c *state.Collection, a *catalog.Album) error {
 	c.Deleted = false
 	if c.Name == a.Name {
-		return r.commit(nil, c)
+		return r.commit(r.albumFiles(c), c)
 	}
 	want := layout.Sanitize(a.Name, fmt.Sprintf("Album %d", a.ID))
 	r.mu.Lock()
@@ -286,7 +286,7 @@ func (r *run) renameAlbum(c *state.Collection, a *catalog.Album) error {
 	if err := r.writeAlbumMeta(c); err != nil {
 		return err
 	}
-	return r.commit(nil, c)
+	return r.commit(r.albumFiles(c), c)
 }
 
 func (r *run) writeAlbumMeta(c *state.Collection) error {

@@ -111,6 +111,9 @@ func NewFileNamer() *Namer { return &Namer{taken: map[string]bool{}, max: MaxFil
 // Take marks name as used.
 func (n *Namer) Take(name string) { n.taken[strings.ToLower(name)] = true }
 
+// Taken reports whether name is used.
+func (n *Namer) Taken(name string) bool { return n.taken[strings.ToLower(name)] }
+
 // Release frees name (after a rename or removal).
 func (n *Namer) Release(name string) { delete(n.taken, strings.ToLower(name)) }
 

@@ -52,7 +52,9 @@ func TestNamerIsCaseInsensitiveAndStable(t *testing.T) {
 	assert.Equal(t, "IMG.jpg", n.Unique("IMG.jpg"))
 	assert.Equal(t, "img_1.JPG", n.Unique("img.JPG"))
 	assert.Equal(t, "IMG_2.jpg", n.Unique("IMG.jpg"))
+	assert.True(t, n.Taken("IMG_1.jpg"), "taken, whatever the case")
 	n.Release("img_1.JPG")
+	assert.False(t, n.Taken("img_1.jpg"))
 	assert.Equal(t, "img_1.jpg", n.Unique("img.jpg"))
 
 	// A later run that registers the same names first hands out the same ones.

@@ -204,6 +204,18 @@ type File struct {
 	// it first, before listing anything.
 	Pending *apiclient.File `json:"pending,omitempty"`
 	Updated time.Time       `json:"updated"`
+	// View is the file's place in the date view, if it has one.
+	View *View `json:"view,omitempty"`
+}
+
+// View is a file's place in the date view: hard links to its parts (copies
+// where the file system refuses links).
+type View struct {
+	Folder string   `json:"folder"` // relative to the date view
+	Parts  []string `json:"parts"`
+	Title  string   `json:"title"`  // the title the names were made from
+	Header string   `json:"header"` // the content the links are to
+	Copy   bool     `json:"copy,omitempty"`
 }
 
 // Collections returns every known collection by id.

@@ -1,7 +1,7 @@
-// Package sidecartest reads quak's sidecars back the way other tools do:
+// Package sidecarstest reads quak's sidecars back the way other tools do:
 // XMP with exiftool (a third-party reader, not quak's own parser) and
 // Takeout JSON with a strict decoder of Google Takeout's schema.
-package sidecartest
+package sidecarstest
 
 import (
 	"bytes"

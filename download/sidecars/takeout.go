@@ -1,4 +1,4 @@
-package sidecar
+package sidecars
 
 import (
 	"bytes"
@@ -84,7 +84,7 @@ func marshal(v any) []byte {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		panic("sidecar: internal error: " + err.Error()) // plain structs of strings and finite numbers
+		panic("sidecars: internal error: " + err.Error()) // plain structs of strings and finite numbers
 	}
 	return b.Bytes()
 }

@@ -1,4 +1,4 @@
-package sidecar_test
+package sidecars_test
 
 import (
 	"fmt"
@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quak-photos/quak/download/sidecar"
-	"github.com/quak-photos/quak/download/sidecar/sidecartest"
+	"github.com/quak-photos/quak/download/sidecars"
+	"github.com/quak-photos/quak/download/sidecars/sidecarstest"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -30,7 +30,7 @@ func zone(t *testing.T, name string) *time.Location {
 }
 
 // checkXMP compares what exiftool read with what was written.
-func checkXMP(t *testing.T, in sidecar.Info, got sidecartest.XMP) {
+func checkXMP(t *testing.T, in sidecars.Info, got sidecarstest.XMP) {
 	t.Helper()
 	assert.Empty(t, got.Error, "exiftool refused the file")
 	assert.Empty(t, got.Warning, "exiftool warned")
@@ -75,12 +75,12 @@ func checkXMP(t *testing.T, in sidecar.Info, got sidecartest.XMP) {
 	assert.Equal(t, wantList, gotList, "album keywords")
 }
 
-func checkTakeout(t *testing.T, in sidecar.Info, b []byte) {
+func checkTakeout(t *testing.T, in sidecars.Info, b []byte) {
 	t.Helper()
 	if y := in.Taken.Year(); y < 1 || y > 9999 {
 		return // Takeout has no such dates, and its readers refuse them
 	}
-	got, err := sidecartest.DecodeTakeout(b)
+	got, err := sidecarstest.DecodeTakeout(b)
 	require.NoError(t, err, "%s", b)
 	assert.Equal(t, in.Title, got.Title)
 	assert.Equal(t, in.Caption, got.Description)
@@ -98,22 +98,22 @@ func checkTakeout(t *testing.T, in sidecar.Info, b []byte) {
 }
 
 // write puts each info's XMP in a temp folder and returns the paths.
-func write(t *testing.T, infos []sidecar.Info) []string {
+func write(t *testing.T, infos []sidecars.Info) []string {
 	t.Helper()
 	dir := t.TempDir()
 	paths := make([]string, len(infos))
 	for i, in := range infos {
 		paths[i] = filepath.Join(dir, fmt.Sprintf("%03d.jpg.xmp", i))
-		require.NoError(t, os.WriteFile(paths[i], sidecar.XMPPacket(in), 0o644))
+		require.NoError(t, os.WriteFile(paths[i], sidecars.XMPPacket(in), 0o644))
 	}
 	return paths
 }
 
 func TestExiftoolReadsBackEachCase(t *testing.T) {
-	sidecartest.RequireExiftool(t)
+	sidecarstest.RequireExiftool(t)
 	paris := zone(t, "Europe/Paris")
 	base := time.Date(2024, 6, 1, 12, 30, 45, 123456000, time.FixedZone("", 2*3600))
-	cases := map[string]sidecar.Info{
+	cases := map[string]sidecars.Info{
 		"everything": {Title: "IMG_0001.jpg", Caption: "Tour Eiffel", Taken: base, Modified: base,
 			Lat: f64(48.858370), Lon: f64(2.294481), Favorite: true, Albums: []string{"Paris", "Favorites"}},
 		"no location":            {Title: "a.jpg", Taken: base, Modified: base},
@@ -141,29 +141,29 @@ func TestExiftoolReadsBackEachCase(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	infos := make([]sidecar.Info, len(names))
+	infos := make([]sidecars.Info, len(names))
 	for i, n := range names {
 		infos[i] = cases[n]
 	}
-	got := sidecartest.ReadXMP(t, write(t, infos)...)
+	got := sidecarstest.ReadXMP(t, write(t, infos)...)
 	for i, n := range names {
 		t.Run(n, func(t *testing.T) {
 			checkXMP(t, infos[i], got[i])
-			checkTakeout(t, infos[i], sidecar.TakeoutJSON(infos[i]))
+			checkTakeout(t, infos[i], sidecars.TakeoutJSON(infos[i]))
 		})
 	}
 }
 
 func TestCharactersXMLCannotHoldAreReplaced(t *testing.T) {
-	in := sidecar.Info{Title: "a\x01b.jpg", Caption: "bell\x07 nul\x00 fffe\uFFFE end", Taken: time.Unix(0, 0).UTC()}
-	got := sidecartest.ReadXMP(t, write(t, []sidecar.Info{in})...)[0]
+	in := sidecars.Info{Title: "a\x01b.jpg", Caption: "bell\x07 nul\x00 fffe\uFFFE end", Taken: time.Unix(0, 0).UTC()}
+	got := sidecarstest.ReadXMP(t, write(t, []sidecars.Info{in})...)[0]
 	assert.Empty(t, got.Error)
 	assert.Equal(t, "a\uFFFDb.jpg", got.Title)
 	assert.Equal(t, "bell\uFFFD nul\uFFFD fffe\uFFFD end", got.Description)
 }
 
 // randomInfo draws one combination of what Ente allows a file to carry.
-func randomInfo(r *rand.Rand, zones []*time.Location) sidecar.Info {
+func randomInfo(r *rand.Rand, zones []*time.Location) sidecars.Info {
 	pieces := []string{"IMG", "_", "0001", " ", "<", ">", "&", `"`, "'", "写真", "🎉", "é", ".", "\t", "]]>", "x"}
 	pick := func(n int, extra ...string) string {
 		all := append(append([]string{}, pieces...), extra...)
@@ -173,7 +173,7 @@ func randomInfo(r *rand.Rand, zones []*time.Location) sidecar.Info {
 		}
 		return b.String()
 	}
-	in := sidecar.Info{Title: pick(1+r.IntN(6)) + ".jpg"}
+	in := sidecars.Info{Title: pick(1+r.IntN(6)) + ".jpg"}
 	if r.IntN(2) == 0 {
 		in.Caption = pick(r.IntN(12), "\n", "\r\n", "  ")
 	}
@@ -198,26 +198,26 @@ func randomInfo(r *rand.Rand, zones []*time.Location) sidecar.Info {
 }
 
 func TestEveryCombinationRoundTrips(t *testing.T) {
-	sidecartest.RequireExiftool(t)
+	sidecarstest.RequireExiftool(t)
 	zones := []*time.Location{time.UTC, time.FixedZone("", 5*3600+1800), time.FixedZone("", -3*3600-1800),
 		zone(t, "Europe/Paris"), zone(t, "America/St_Johns"), zone(t, "Asia/Kathmandu"), zone(t, "Pacific/Kiritimati")}
 	r := rand.New(rand.NewPCG(18, 1))
-	infos := make([]sidecar.Info, 300)
+	infos := make([]sidecars.Info, 300)
 	for i := range infos {
 		infos[i] = randomInfo(r, zones)
 	}
-	got := sidecartest.ReadXMP(t, write(t, infos)...)
+	got := sidecarstest.ReadXMP(t, write(t, infos)...)
 	for i := range infos {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			checkXMP(t, infos[i], got[i])
-			checkTakeout(t, infos[i], sidecar.TakeoutJSON(infos[i]))
+			checkTakeout(t, infos[i], sidecars.TakeoutJSON(infos[i]))
 		})
 	}
 }
 
 func TestTheStrictDecoderRefusesWhatTakeoutNeverWrites(t *testing.T) {
-	good := string(sidecar.TakeoutJSON(sidecar.Info{Title: "a.jpg", Taken: time.Unix(1600000000, 0), Modified: time.Unix(1600000000, 0)}))
-	_, err := sidecartest.DecodeTakeout([]byte(good))
+	good := string(sidecars.TakeoutJSON(sidecars.Info{Title: "a.jpg", Taken: time.Unix(1600000000, 0), Modified: time.Unix(1600000000, 0)}))
+	_, err := sidecarstest.DecodeTakeout([]byte(good))
 	require.NoError(t, err)
 	for name, bad := range map[string]string{
 		"unknown key":          strings.Replace(good, `"title"`, `"tittle"`, 1),
@@ -231,7 +231,7 @@ func TestTheStrictDecoderRefusesWhatTakeoutNeverWrites(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.NotEqual(t, good, bad, "the case did not change the file")
-			_, err := sidecartest.DecodeTakeout([]byte(bad))
+			_, err := sidecarstest.DecodeTakeout([]byte(bad))
 			assert.Error(t, err)
 		})
 	}
@@ -240,38 +240,38 @@ func TestTheStrictDecoderRefusesWhatTakeoutNeverWrites(t *testing.T) {
 func TestTakeoutNamesFitAndAreRecognised(t *testing.T) {
 	for _, n := range []int{5, 200, 228, 229, 230, 249, 250} {
 		name := strings.Repeat("x", n-4) + ".jpg"
-		tn := sidecar.TakeoutName(name)
+		tn := sidecars.TakeoutName(name)
 		assert.LessOrEqual(t, len(tn), 255, "len %d", n)
 		assert.True(t, strings.HasPrefix(tn, name+"."), "%s keeps the file's name", tn)
 		assert.True(t, strings.HasSuffix(tn, ".json"))
-		assert.True(t, sidecar.IsOwn(tn, map[string]bool{name: true}), "%s", tn)
-		assert.False(t, sidecar.IsOwn(tn, map[string]bool{"other.jpg": true}))
-		assert.LessOrEqual(t, len(sidecar.XMPName(name)), 255)
+		assert.True(t, sidecars.IsOwn(tn, map[string]bool{name: true}), "%s", tn)
+		assert.False(t, sidecars.IsOwn(tn, map[string]bool{"other.jpg": true}))
+		assert.LessOrEqual(t, len(sidecars.XMPName(name)), 255)
 	}
-	assert.Equal(t, "IMG_0001.jpg.supplemental-metadata.json", sidecar.TakeoutName("IMG_0001.jpg"))
-	assert.Equal(t, strings.Repeat("y", 250)+".json", sidecar.TakeoutName(strings.Repeat("y", 250)))
-	assert.Equal(t, strings.Repeat("y", 249)+"..json", sidecar.TakeoutName(strings.Repeat("y", 249)))
+	assert.Equal(t, "IMG_0001.jpg.supplemental-metadata.json", sidecars.TakeoutName("IMG_0001.jpg"))
+	assert.Equal(t, strings.Repeat("y", 250)+".json", sidecars.TakeoutName(strings.Repeat("y", 250)))
+	assert.Equal(t, strings.Repeat("y", 249)+"..json", sidecars.TakeoutName(strings.Repeat("y", 249)))
 	parts := map[string]bool{"a.jpg": true}
 	for name, own := range map[string]bool{
 		"a.jpg.xmp": true, "a.jpg.supplemental-metadata.json": true, "metadata.json": true,
 		"a.jpg.json": false, "b.jpg.xmp": false, "a.jpg.supplemental-me.json": false, "a.jpg": false, "a.xmp": false,
 	} {
-		assert.Equal(t, own, sidecar.IsOwn(name, parts), name)
+		assert.Equal(t, own, sidecars.IsOwn(name, parts), name)
 	}
 }
 
 func TestPartTitles(t *testing.T) {
-	assert.Equal(t, "IMG_0001.HEIC", sidecar.PartTitle("IMG_0001.HEIC", "IMG_0001.heic", 1))
-	assert.Equal(t, "IMG_0001.mov", sidecar.PartTitle("IMG_0001.HEIC", "IMG_0001_1.mov", 2))
+	assert.Equal(t, "IMG_0001.HEIC", sidecars.PartTitle("IMG_0001.HEIC", "IMG_0001.heic", 1))
+	assert.Equal(t, "IMG_0001.mov", sidecars.PartTitle("IMG_0001.HEIC", "IMG_0001_1.mov", 2))
 }
 
 func TestStyles(t *testing.T) {
-	for in, want := range map[string]sidecar.Style{"ente": sidecar.Ente, "Takeout": sidecar.Takeout, " none ": sidecar.None} {
-		got, err := sidecar.ParseStyle(in)
+	for in, want := range map[string]sidecars.Style{"ente": sidecars.Ente, "Takeout": sidecars.Takeout, " none ": sidecars.None} {
+		got, err := sidecars.ParseStyle(in)
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
 	}
-	_, err := sidecar.ParseStyle("google")
+	_, err := sidecars.ParseStyle("google")
 	assert.Error(t, err)
 }
 
@@ -284,16 +284,16 @@ func TestDateFormats(t *testing.T) {
 		"YYYY/YYYY-MM-DD": "2024/2024-06-01",
 		"YYYY_MM DD":      "2024_06 01",
 	} {
-		f, err := sidecar.ParseDateFormat(format)
+		f, err := sidecars.ParseDateFormat(format)
 		require.NoError(t, err, format)
 		assert.Equal(t, filepath.FromSlash(want), f.Folder(at), format)
 	}
-	f, _ := sidecar.ParseDateFormat("YYYY/MM/DD")
+	f, _ := sidecars.ParseDateFormat("YYYY/MM/DD")
 	assert.Equal(t, filepath.FromSlash("2024/05/31"), f.Folder(at.UTC()), "the folder follows the time's own zone")
 	assert.Equal(t, filepath.FromSlash("1899/12/31"), f.Folder(time.Date(1899, 12, 31, 0, 0, 0, 0, time.UTC)))
 	for _, bad := range []string{"", "YYYY/MM/DD/DD", "YYYY/../MM", "YYYY/.", "/YYYY", "YYYY/", "YYYY//MM", "%Y/%m",
 		"YYYY/MM.", "hello", "YYYY/ MM", "YYYY/MM ", "--"} {
-		_, err := sidecar.ParseDateFormat(bad)
+		_, err := sidecars.ParseDateFormat(bad)
 		assert.Error(t, err, "%q", bad)
 	}
 }
