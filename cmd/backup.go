@@ -34,6 +34,8 @@ type backupOpts struct {
 	metaOnly    bool
 	resumeAbove int64
 	filters     filterFlags
+	views       viewFlags
+	fs          *pflag.FlagSet // which flags were given
 }
 
 // filterFlags are backup's choices of what to download.
@@ -91,6 +93,10 @@ decrypted and checked against Ente's hash while it streams, and only then
 given its name: DIR/<album>/<title>, with a sidecar in DIR/<album>/.meta/.
 A file in several albums is downloaded once and hard-linked into the others.
 Edits to captions, dates or locations rewrite the sidecar without a download.
+--xmp adds NAME.EXT.xmp beside every file, --sidecars takeout writes Google
+Takeout's JSON there instead of .meta/, and --date-view YYYY/MM keeps a
+second tree of hard links by date under "By date/"; these are remembered
+for DIR, and changing one converts the backup in place, downloading nothing.
 Files deleted on the server are reported and kept. An existing ` + "`ente export`" + `
 folder is recognised: its files are checked, not downloaded again.
 
@@ -113,7 +119,10 @@ Exit codes:
 			}
 			return nil
 		},
-		RunE: func(c *cobra.Command, args []string) error { return runBackup(c.Context(), d, o, args[0]) },
+		RunE: func(c *cobra.Command, args []string) error {
+			o.fs = c.Flags()
+			return runBackup(c.Context(), d, o, args[0])
+		},
 	}
 	f := c.Flags()
 	f.IntVar(&o.concurrency, "concurrency", 4, "files to download at once")
@@ -130,6 +139,7 @@ Exit codes:
 	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
 	f.IntVar(&o.maxDelete, "max-delete", backup.DefaultMaxDelete, "with --prune: move nothing when more than this many album entries were deleted")
 	o.filters.register(f)
+	o.views.register(f)
 	o.net.register(f)
 	return c
 }
@@ -146,6 +156,10 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		now = d.now
 	}
 	filters, err := o.filters.set(now())
+	if err != nil {
+		return err
+	}
+	views, err := o.views.views(d, o.fs, dir)
 	if err != nil {
 		return err
 	}
@@ -230,6 +244,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		DryRun:       o.dryRun,
 		ResumeAbove:  o.resumeAbove,
 		MetadataOnly: o.metaOnly,
+		Views:        views,
 		FreeSpace:    spaceCheck(d, o.noSpace),
 		Record: func(s *backup.Summary, err error) (any, bool) {
 			code := runExitCode(s, err)

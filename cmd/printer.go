@@ -67,6 +67,7 @@ var eventTypes = map[backup.Kind]string{
 	backup.AlbumPruned:      "album-pruned",
 	backup.PruneRefused:     "prune-refused",
 	backup.FileWarning:      "warning",
+	backup.ViewsChanged:     "views-changed",
 }
 
 // jsonEvent writes e as one JSON object (Progress is not written: the
@@ -80,7 +81,7 @@ func (p *printer) jsonEvent(e backup.Event) {
 	switch e.Kind {
 	case backup.Retrying:
 		f["attempt"], f["delay"], f["cause"] = e.Attempt, e.Delay.Seconds(), errText(e.Err)
-	case backup.LeftoversRemoved:
+	case backup.LeftoversRemoved, backup.ViewsChanged:
 		f["files"] = e.Files
 	case backup.Planned:
 		f["album"], f["files"], f["bytes"] = e.Album, e.Files, e.Bytes
@@ -156,6 +157,9 @@ func (p *printer) event(e backup.Event) {
 		p.line("not pruning: %v", e.Err)
 	case backup.FileWarning:
 		p.line("warning: %s / %s (file %d): %v", e.Album, orUnknown(e.Title), e.FileID, e.Err)
+	case backup.ViewsChanged:
+		p.line("%s the sidecars and date view to the folder's options: %d files changed, nothing downloaded",
+			p.verb("converted", "would convert"), e.Files)
 	}
 }
 

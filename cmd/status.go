@@ -143,6 +143,10 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 		problems = append(problems, problem{exitPartial, fmt.Sprintf("the last run ended %s (exit code %d)", last.Outcome, last.ExitCode)})
 	}
 	free := freeSpace(abs)
+	views, err := backup.ReadViews(abs)
+	if err != nil {
+		problems = append(problems, problem{exitPartial, err.Error()})
+	}
 	code := exitOK
 	for _, want := range []int{exitLogin, exitStale, exitPartial} {
 		for _, p := range problems {
@@ -152,9 +156,9 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 		}
 	}
 	if o.json {
-		writeStatusJSON(d, abs, last, success, session, free, problems, code)
+		writeStatusJSON(d, abs, last, success, session, free, views, problems, code)
 	} else {
-		writeStatus(d.stdout, abs, last, success, session, free, problems, now())
+		writeStatus(d.stdout, abs, last, success, session, free, views, problems, now())
 	}
 	if code == exitOK {
 		return nil
@@ -201,7 +205,8 @@ func ago(d time.Duration) string {
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
-func writeStatus(w io.Writer, dir string, last, success *runRecord, session string, free int64, problems []problem, now time.Time) {
+func writeStatus(w io.Writer, dir string, last, success *runRecord, session string, free int64, views *backup.Remembered,
+	problems []problem, now time.Time) {
 	fmt.Fprintf(w, "Backup:        %s\n", dir)
 	fmt.Fprintf(w, "Account:       %s (user %d) on %s\n", last.Email, last.UserID, last.Endpoint)
 	fmt.Fprintf(w, "Session:       %s\n", session)
@@ -218,6 +223,7 @@ func writeStatus(w io.Writer, dir string, last, success *runRecord, session stri
 	if free >= 0 {
 		fmt.Fprintf(w, "Free space:    %s\n", humanBytes(free))
 	}
+	fmt.Fprintf(w, "Metadata:      %s\n", viewsText(views))
 	if len(last.Failures) > 0 {
 		fmt.Fprintf(w, "Failing:       %d files\n", c["failed"])
 		for i, f := range last.Failures {
@@ -237,7 +243,8 @@ func writeStatus(w io.Writer, dir string, last, success *runRecord, session stri
 	}
 }
 
-func writeStatusJSON(d deps, dir string, last, success *runRecord, session string, free int64, problems []problem, code int) {
+func writeStatusJSON(d deps, dir string, last, success *runRecord, session string, free int64, views *backup.Remembered,
+	problems []problem, code int) {
 	msgs := make([]string, 0, len(problems))
 	for _, p := range problems {
 		msgs = append(msgs, p.msg)
@@ -257,6 +264,6 @@ func writeStatusJSON(d deps, dir string, last, success *runRecord, session strin
 			"exitCode": last.ExitCode, "counts": last.Counts,
 		},
 		"lastSuccess": lastSuccess, "failures": failures, "totalFiles": last.TotalFiles, "totalBytes": last.TotalBytes,
-		"freeBytes": free, "healthy": code == exitOK, "problems": msgs, "exitCode": code,
+		"freeBytes": free, "healthy": code == exitOK, "problems": msgs, "exitCode": code, "views": viewsJSON(views),
 	})
 }

@@ -250,7 +250,7 @@ func isDirError(err error) bool {
 // sidecars this run's options do not want, and writes or removes the
 // `ente export` sidecars in .meta.
 func (r *run) fileViews(f *state.File) (changed bool, err error) {
-	if saved(f) {
+	if saved(f) && (r.o.Views.XMP || r.o.Views.style() == sidecars.Takeout || r.viewsFull) {
 		cids := make([]int64, 0, len(f.Entries))
 		for cid := range f.Entries {
 			cids = append(cids, cid)

@@ -22,6 +22,7 @@ import (
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/layout"
+	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -356,7 +357,7 @@ func (v *verifier) extras(files []*state.File) error {
 		}
 		for _, de := range entries {
 			name := de.Name()
-			if name == ".meta" || strings.HasPrefix(name, download.TempPrefix) || known[id][name] {
+			if name == ".meta" || strings.HasPrefix(name, download.TempPrefix) || known[id][name] || sidecars.IsOwn(name, known[id]) {
 				continue
 			}
 			v.report(Problem{Kind: Extra, Path: filepath.Join(c.Folder, name), Detail: "not a file quak saved"})

@@ -17,14 +17,16 @@ import (
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/retry"
 )
 
 type fix struct {
-	s   *enteapitest.Server
-	u   *enteapitest.User
-	dir string
+	s     *enteapitest.Server
+	u     *enteapitest.User
+	dir   string
+	views backup.Views
 }
 
 func (fx *fix) backup(tb testing.TB, redownload ...int64) *backup.Summary {
@@ -32,7 +34,7 @@ func (fx *fix) backup(tb testing.TB, redownload ...int64) *backup.Summary {
 	p := retry.Default()
 	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	sum, err := backup.Run(context.Background(), backup.Options{
-		Dir: fx.dir, Client: fx.s.Client(nil).WithToken(fx.u.Token()), Policy: p, Redownload: redownload,
+		Dir: fx.dir, Client: fx.s.Client(nil).WithToken(fx.u.Token()), Policy: p, Redownload: redownload, Views: fx.views,
 		Keys: catalog.Keys{UserID: fx.u.ID, MasterKey: fx.u.MasterKey, PublicKey: fx.u.PublicKey, SecretKey: fx.u.SecretKey},
 	})
 	require.NoError(tb, err)
@@ -116,6 +118,29 @@ func TestFindsFlippedDeletedExtraAndUnlinked(t *testing.T) {
 	for _, p := range problems {
 		assert.Equal(t, Unlinked, p.Kind, "only the broken link remains: %+v", p)
 	}
+}
+
+// The sidecars quak writes beside files are its own, not strangers' files;
+// one for a file quak did not save is.
+func TestQuaksOwnSidecarsAreNotExtra(t *testing.T) {
+	fx := newFix(t)
+	fx.views = backup.Views{XMP: true, Sidecars: sidecars.Takeout, DateView: "YYYY"}
+	a := fx.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1})
+	a.AddFile(enteapitest.FileSpec{Title: "live.heic", FileType: 2,
+		Data: enteapitest.LivePhoto("heic", []byte("image"), "mov", []byte("video"))})
+	fx.backup(t)
+	for _, own := range []string{"x.jpg.xmp", "x.jpg.supplemental-metadata.json", "live.mov.xmp", "metadata.json"} {
+		require.FileExists(t, filepath.Join(fx.dir, "A", own))
+	}
+	_, problems := verifyAll(t, fx.dir)
+	require.Empty(t, problems)
+
+	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "A", "nobody.jpg.xmp"), []byte("<x/>"), 0o644))
+	_, problems = verifyAll(t, fx.dir)
+	require.Len(t, problems, 1)
+	assert.Equal(t, Extra, problems[0].Kind)
+	assert.Equal(t, filepath.Join("A", "nobody.jpg.xmp"), problems[0].Path)
 }
 
 // --sample checks the least recently verified first, so 1/PERCENT runs

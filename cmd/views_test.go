@@ -1,0 +1,105 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/sidecars"
+)
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// The view flags are remembered per folder: a later run without them keeps
+// them, status shows them, and each can be turned off alone.
+func TestViewFlagsAreRememberedAndShownByStatus(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	e.vars["TZ"] = "America/New_York"
+	a := u.AddAlbum("Trips")
+	// 03:00 UTC on 1 June is 23:00 on 31 May in New York: TZ decides the folder.
+	a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1,
+		CreationTime: time.Date(2024, 6, 1, 3, 0, 0, 0, time.UTC).UnixMicro()})
+	code, out, errOut := e.run("backup", "--xmp", "--sidecars", "takeout", "--date-view", "YYYY/MM/DD", dir)
+	require.Equal(t, exitOK, code, out+errOut)
+	for _, p := range []string{"Trips/x.jpg.xmp", "Trips/x.jpg.supplemental-metadata.json", "By date/2024/05/31/x.jpg"} {
+		assert.True(t, exists(filepath.Join(dir, p)), "%s missing", p)
+	}
+	assert.False(t, exists(filepath.Join(dir, "Trips/.meta/x.jpg.json")))
+
+	code, out, errOut = e.run("backup", dir) // the cron line: nothing repeated
+	require.Equal(t, exitOK, code, out+errOut)
+	assert.NotContains(t, errOut, "converted")
+	assert.True(t, exists(filepath.Join(dir, "By date/2024/05/31/x.jpg")))
+	assert.True(t, exists(filepath.Join(dir, "Trips/x.jpg.xmp")))
+
+	code, out, _ = e.run("status", "--offline", dir)
+	require.Equal(t, exitOK, code, out)
+	assert.Contains(t, out, "Metadata:      takeout sidecars, XMP, date view YYYY/MM/DD (America/New_York)\n")
+	code, out, _ = e.run("status", "--offline", "--json", dir)
+	require.Equal(t, exitOK, code)
+	var st struct {
+		Views map[string]any `json:"views"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &st))
+	assert.Equal(t, map[string]any{"sidecars": "takeout", "xmp": true, "dateView": "YYYY/MM/DD", "zone": "America/New_York", "applied": true}, st.Views)
+
+	code, out, errOut = e.run("backup", "--xmp=false", "--json", dir)
+	require.Equal(t, exitOK, code, out+errOut)
+	assert.False(t, exists(filepath.Join(dir, "Trips/x.jpg.xmp")), "--xmp=false removes them")
+	assert.True(t, exists(filepath.Join(dir, "Trips/x.jpg.supplemental-metadata.json")), "the rest is remembered")
+	assert.Contains(t, errOut, "quak: converted the sidecars and date view to the folder's options: 1 files changed, nothing downloaded")
+	assert.Contains(t, out, `"type":"views-changed"`)
+	assert.Contains(t, out, `"files":1`)
+
+	code, _, _ = e.run("backup", "--date-view", "none", "--sidecars", "ente", dir)
+	require.Equal(t, exitOK, code)
+	assert.False(t, exists(filepath.Join(dir, backup.DateViewDir)))
+	assert.True(t, exists(filepath.Join(dir, "Trips/.meta/x.jpg.json")))
+	m, err := backup.ReadViews(dir)
+	require.NoError(t, err)
+	assert.Equal(t, sidecars.Ente, m.Sidecars)
+	assert.False(t, m.XMP)
+	assert.Empty(t, m.DateView)
+	code, out, _ = e.run("status", "--offline", dir)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "Metadata:      ente sidecars\n")
+}
+
+func TestViewFlagMistakesAreUsageErrors(t *testing.T) {
+	e, _, _, dir := loggedIn(t)
+	for _, args := range [][]string{
+		{"--sidecars", "google"},
+		{"--date-view", "%Y/%m"},
+		{"--date-view", "YYYY/../MM"},
+	} {
+		code, _, errOut := e.run(append(append([]string{"backup"}, args...), dir)...)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, errOut)
+		assert.Contains(t, errOut, args[0], "the message names the flag")
+	}
+	e.vars["TZ"] = "Mars/Olympus_Mons"
+	code, _, errOut := e.run("backup", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "Mars/Olympus_Mons")
+	assert.False(t, exists(filepath.Join(dir, backup.StateDir, backup.OptionsFile)), "nothing remembered from a refused run")
+}
+
+func TestStatusOfAFolderWithoutRememberedViews(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	code, _, _ := e.run("backup", dir)
+	require.Equal(t, exitOK, code)
+	assert.False(t, exists(filepath.Join(dir, backup.StateDir, backup.OptionsFile)), "defaults need no file")
+	_, out, _ := e.run("status", "--offline", dir)
+	assert.True(t, strings.Contains(out, "Metadata:      ente sidecars\n"), out)
+}
