@@ -50,7 +50,7 @@ const OptionsFile = "options.json"
 // Remembered is what OptionsFile holds.
 type Remembered struct {
 	Sidecars sidecars.Style      `json:"sidecars"`
-	XMP      bool               `json:"xmp"`
+	XMP      bool                `json:"xmp"`
 	DateView sidecars.DateFormat `json:"dateView,omitempty"`
 	// Zone names the time zone the views were made in; ZoneRules tells one
 	// zone's rules from another's.

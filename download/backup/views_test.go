@@ -162,17 +162,17 @@ func TestXMPTakeoutAndDateViewBesideEveryFile(t *testing.T) {
 
 	// The date view: the same inodes, in the local zone's folders.
 	for view, album := range map[string]string{
-		"By date/2024/05/eiffel.jpg":        "Trips/eiffel.jpg",
-		"By date/2023/01/nyc.jpg":           "Trips/nyc.jpg",
-		"By date/1931/07/grandpa.jpg":       "Family & _Friends_/grandpa.jpg",
-		"By date/2022/08/IMG_0100.heic":     "Trips/IMG_0100.heic",
-		"By date/2022/08/IMG_0100.mov":      "Trips/IMG_0100.mov",
-		"By date/2021/03/clip.mp4":          "Trips/clip.mp4",
-		"By date/2021/03/clip.mp4.xmp":      "Trips/clip.mp4.xmp",
-		"By date/2020/02/null-island.jpg":   "Family & _Friends_/null-island.jpg",
-		"By date/2023/01/nyc.jpg.xmp":       "Trips/nyc.jpg.xmp",
-		"By date/2024/05/eiffel.jpg.xmp":    "Trips/eiffel.jpg.xmp",
-		"By date/2022/08/IMG_0100.mov.xmp":  "Trips/IMG_0100.mov.xmp",
+		"By date/2024/05/eiffel.jpg":                         "Trips/eiffel.jpg",
+		"By date/2023/01/nyc.jpg":                            "Trips/nyc.jpg",
+		"By date/1931/07/grandpa.jpg":                        "Family & _Friends_/grandpa.jpg",
+		"By date/2022/08/IMG_0100.heic":                      "Trips/IMG_0100.heic",
+		"By date/2022/08/IMG_0100.mov":                       "Trips/IMG_0100.mov",
+		"By date/2021/03/clip.mp4":                           "Trips/clip.mp4",
+		"By date/2021/03/clip.mp4.xmp":                       "Trips/clip.mp4.xmp",
+		"By date/2020/02/null-island.jpg":                    "Family & _Friends_/null-island.jpg",
+		"By date/2023/01/nyc.jpg.xmp":                        "Trips/nyc.jpg.xmp",
+		"By date/2024/05/eiffel.jpg.xmp":                     "Trips/eiffel.jpg.xmp",
+		"By date/2022/08/IMG_0100.mov.xmp":                   "Trips/IMG_0100.mov.xmp",
 		"By date/2023/01/nyc.jpg.supplemental-metadata.json": "Trips/nyc.jpg.supplemental-metadata.json",
 	} {
 		assert.True(t, e.sameInode(view, album), "%s is not a link to %s", view, album)
