@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quak-photos/quak/download/layout"
+	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -59,6 +60,9 @@ func (r *run) prune() error {
 				continue // moved with its album's folder
 			}
 			names := append(append([]string{}, e.Parts...), filepath.Join(".meta", e.Name+".json"))
+			for _, part := range e.Parts { // their XMP and Takeout sidecars go with them
+				names = append(names, sidecars.XMPName(part), sidecars.TakeoutName(part))
+			}
 			items = append(items, pruneItem{file: f, cid: cid, folder: c.Folder, names: names})
 		}
 		return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/sidecars"
 )
 
 var pruneDay = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -128,4 +129,38 @@ func TestEmptyTrash(t *testing.T) {
 	assert.Equal(t, []string{"2026-10-01", "2026-10-31"}, removed)
 	assert.True(t, e.exists(".quak/trash/2026-11-01"), "a day not wholly older than the cutoff stays")
 	assert.True(t, e.exists(".quak/trash/not-a-day"), "only quak's day folders are touched")
+}
+
+// Pruned files leave the date view, and their sidecars go to the trash
+// with them.
+func TestPruneTakesSidecarsAndTheDateViewAlong(t *testing.T) {
+	e := newEnv(t)
+	e.views = Views{XMP: true, Sidecars: sidecars.Takeout, DateView: "YYYY", Zone: time.UTC}
+	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
+	at := func(y int) int64 { return time.Date(y, 6, 1, 0, 0, 0, 0, time.UTC).UnixMicro() }
+	trashed := a.AddFile(enteapitest.FileSpec{Title: "trashed.jpg", Size: 10, Seed: 1, CreationTime: at(2001)})
+	both := a.AddFile(enteapitest.FileSpec{Title: "both.jpg", Size: 10, Seed: 2, CreationTime: at(2002)})
+	b.Add(both)
+	gone := e.u.AddAlbum("Gone")
+	gone.AddFile(enteapitest.FileSpec{Title: "g.jpg", Size: 10, Seed: 3, CreationTime: at(2003)})
+	e.mustRun()
+	require.True(t, e.exists("By date/2001/trashed.jpg"))
+	require.True(t, e.exists("By date/2003/g.jpg.xmp"))
+
+	trashed.Trash()
+	a.Remove(both)
+	gone.Delete()
+	sum, err := e.prune(100)
+	require.NoError(t, err)
+	require.Equal(t, 3, sum.Pruned)
+	for _, p := range []string{"A/trashed.jpg.xmp", "A/trashed.jpg.supplemental-metadata.json", "A/both.jpg.xmp", "Gone/g.jpg.xmp"} {
+		assert.False(t, e.exists(p), "%s is still in place", p)
+		assert.True(t, e.exists(filepath.Join(trashToday, p)), "%s is not in the trash", p)
+	}
+	for _, p := range []string{"By date/2001", "By date/2003"} {
+		assert.False(t, e.exists(p), "%s: a pruned file is still in the date view", p)
+	}
+	assert.True(t, e.sameInode("By date/2002/both.jpg", "B/both.jpg"), "still in B: still in the date view")
+	e.same(trashToday+"/A/trashed.jpg", trashed.Plaintext())
+	assert.NotContains(t, string(e.read("B/both.jpg.xmp")), "<rdf:li>A</rdf:li>")
 }
