@@ -129,6 +129,7 @@ func TestXMPTakeoutAndDateViewBesideEveryFile(t *testing.T) {
 		assert.InDelta(t, -74.044502, nyc.Lon, 1e-6, "west is negative")
 		assert.Equal(t, "5", nyc.Rating, "a favourite")
 		assert.Equal(t, []string{"Family & <Friends>", "Trips"}, nyc.Subject, "every album, by its real name; not Favorites")
+		assert.Equal(t, nyc.Subject, nyc.TagsList, "the same as digiKam tags, which Immich reads")
 	}
 	assert.Equal(t, "1931-07-14T03:00:00-05:00", x["Family & _Friends_/grandpa.jpg.xmp"].DateTimeOriginal.Format(time.RFC3339))
 	assert.False(t, x["Family & _Friends_/grandpa.jpg.xmp"].HasGPS)

@@ -73,6 +73,13 @@ func checkXMP(t *testing.T, in sidecars.Info, got sidecarstest.XMP) {
 	gotList := append([]string(nil), got.Subject...)
 	sort.Strings(gotList)
 	assert.Equal(t, wantList, gotList, "album keywords")
+	for i, a := range wantList {
+		wantList[i] = strings.ReplaceAll(a, "/", "_")
+	}
+	sort.Strings(wantList)
+	gotList = append([]string(nil), got.TagsList...)
+	sort.Strings(gotList)
+	assert.Equal(t, wantList, gotList, "album tags")
 }
 
 func checkTakeout(t *testing.T, in sidecars.Info, b []byte) {
@@ -164,7 +171,7 @@ func TestCharactersXMLCannotHoldAreReplaced(t *testing.T) {
 
 // randomInfo draws one combination of what Ente allows a file to carry.
 func randomInfo(r *rand.Rand, zones []*time.Location) sidecars.Info {
-	pieces := []string{"IMG", "_", "0001", " ", "<", ">", "&", `"`, "'", "写真", "🎉", "é", ".", "\t", "]]>", "x"}
+	pieces := []string{"IMG", "_", "0001", " ", "<", ">", "&", `"`, "'", "写真", "🎉", "é", ".", "\t", "]]>", "x", "/"}
 	pick := func(n int, extra ...string) string {
 		all := append(append([]string{}, pieces...), extra...)
 		var b strings.Builder

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -17,6 +18,7 @@ const (
 	nsExif      = "http://ns.adobe.com/exif/1.0/"
 	nsPhotoshop = "http://ns.adobe.com/photoshop/1.0/"
 	nsXMP       = "http://ns.adobe.com/xap/1.0/"
+	nsDigiKam   = "http://www.digikam.org/ns/1.0/"
 )
 
 // XMPPacket renders in as a standalone XMP packet: the time taken as
@@ -24,7 +26,7 @@ const (
 // UTC offset; the title as dc:title, the caption as dc:description; the
 // location as exif:GPSLatitude and exif:GPSLongitude in XMP's
 // "DDD,MM.mmmmmmmmK" notation; a favourite as xmp:Rating 5; the album names
-// as dc:subject keywords. Characters XML cannot hold (most control
+// as dc:subject keywords and digiKam:TagsList tags. Characters XML cannot hold (most control
 // characters) become U+FFFD; newlines and tabs are kept.
 func XMPPacket(in Info) []byte {
 	var b bytes.Buffer
@@ -34,6 +36,7 @@ func XMPPacket(in Info) []byte {
 	b.WriteString(`  <rdf:Description rdf:about=""` + "\n")
 	b.WriteString(`    xmlns:dc="` + nsDC + `"` + "\n")
 	b.WriteString(`    xmlns:exif="` + nsExif + `"` + "\n")
+	b.WriteString(`    xmlns:digiKam="` + nsDigiKam + `"` + "\n")
 	b.WriteString(`    xmlns:photoshop="` + nsPhotoshop + `"` + "\n")
 	b.WriteString(`    xmlns:xmp="` + nsXMP + `">` + "\n")
 	if d, ok := xmpDate(in.Taken); ok {
@@ -55,17 +58,28 @@ func XMPPacket(in Info) []byte {
 		langAlt(&b, "dc:description", in.Caption)
 	}
 	if albums := keywords(in.Albums); len(albums) > 0 {
-		b.WriteString("   <dc:subject>\n    <rdf:Bag>\n")
-		for _, a := range albums {
-			b.WriteString("     <rdf:li>")
-			escape(&b, a)
-			b.WriteString("</rdf:li>\n")
+		list(&b, "dc:subject", "rdf:Bag", albums)
+		// digiKam's own tag list, which Immich reads tags from: "/" would
+		// nest a tag there, so an album's name keeps none.
+		tags := make([]string, len(albums))
+		for i, a := range albums {
+			tags[i] = strings.ReplaceAll(a, "/", "_")
 		}
-		b.WriteString("    </rdf:Bag>\n   </dc:subject>\n")
+		list(&b, "digiKam:TagsList", "rdf:Seq", tags)
 	}
 	b.WriteString("  </rdf:Description>\n </rdf:RDF>\n</x:xmpmeta>\n")
 	b.WriteString(`<?xpacket end="w"?>` + "\n")
 	return b.Bytes()
+}
+
+func list(b *bytes.Buffer, tag, kind string, items []string) {
+	b.WriteString("   <" + tag + ">\n    <" + kind + ">\n")
+	for _, it := range items {
+		b.WriteString("     <rdf:li>")
+		escape(b, it)
+		b.WriteString("</rdf:li>\n")
+	}
+	b.WriteString("    </" + kind + ">\n   </" + tag + ">\n")
 }
 
 func element(b *bytes.Buffer, tag, text string) {

@@ -27,7 +27,7 @@ type XMP struct {
 	HasGPS             bool
 	Title, Description string
 	Rating             string
-	Subject            []string
+	Subject, TagsList  []string
 	Warning, Error     string
 }
 
@@ -74,15 +74,7 @@ func toXMP(t testing.TB, m map[string]any) XMP {
 	t.Helper()
 	x := XMP{File: text(m["SourceFile"]), Title: text(m["XMP-dc:Title"]), Description: text(m["XMP-dc:Description"]),
 		Rating: text(m["XMP-xmp:Rating"]), Warning: text(m["ExifTool:Warning"]), Error: text(m["ExifTool:Error"])}
-	switch s := m["XMP-dc:Subject"].(type) {
-	case nil:
-	case []any:
-		for _, v := range s {
-			x.Subject = append(x.Subject, text(v))
-		}
-	default:
-		x.Subject = []string{text(s)}
-	}
+	x.Subject, x.TagsList = values(m["XMP-dc:Subject"]), values(m["XMP-digiKam:TagsList"])
 	var err error
 	if v, ok := m["XMP-exif:DateTimeOriginal"]; ok {
 		x.HasDate = true
@@ -115,6 +107,21 @@ func toXMP(t testing.TB, m map[string]any) XMP {
 // its offset.
 func exifDate(s string) (time.Time, error) {
 	return time.Parse("2006:01:02 15:04:05.999999999-07:00", s)
+}
+
+// values reads a list, which exiftool prints as one value when it has one.
+func values(v any) []string {
+	switch s := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		out := make([]string, len(s))
+		for i, v := range s {
+			out[i] = text(v)
+		}
+		return out
+	}
+	return []string{text(v)}
 }
 
 func text(v any) string {
