@@ -126,8 +126,17 @@ func (r *run) prepareViews() error {
 	if prev != nil {
 		was = *prev
 	}
-	if !r.o.MetadataOnly && was == want {
+	renamed := was
+	renamed.Zone = want.Zone
+	switch {
+	case r.o.MetadataOnly:
+	case was == want:
 		return nil
+	case renamed == want: // the same zone's rules under another name: nothing moves
+		if r.dry() {
+			return nil
+		}
+		return writeJSON(filepath.Join(r.dir, StateDir, OptionsFile), want)
 	}
 	if r.o.Views.DateView != "" {
 		if err := r.keepDateViewFree(was.DateView != ""); err != nil {

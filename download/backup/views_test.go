@@ -609,3 +609,59 @@ func TestEveryMetadataCombinationRoundTripsThroughABackup(t *testing.T) {
 }
 
 func inodeOf(fi os.FileInfo) uint64 { return fi.Sys().(*syscall.Stat_t).Ino }
+
+func TestMetadataOnlyRestoresLocalLosses(t *testing.T) {
+	e := newEnv(t)
+	e.views = allViews()
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1,
+		CreationTime: time.Date(2020, 1, 10, 12, 0, 0, 0, time.UTC).UnixMicro()})
+	e.mustRun()
+	want := map[string][]byte{}
+	lost := []string{"A/x.jpg.xmp", "A/x.jpg.supplemental-metadata.json", "A/metadata.json", "By date/2020/01/x.jpg", "By date/2020/01/x.jpg.xmp"}
+	for _, p := range lost {
+		want[p] = e.read(p)
+		require.NoError(t, os.Remove(filepath.Join(e.dir, p)))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "A/x.jpg.xmp"), []byte("edited by hand"), 0o644))
+
+	e.mustRun()
+	assert.False(t, e.exists("A/x.jpg.supplemental-metadata.json"), "an ordinary run does not look")
+
+	o := e.options()
+	o.MetadataOnly = true
+	_, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	for p, b := range want {
+		assert.Equal(t, string(b), string(e.read(p)), p)
+	}
+	assert.True(t, e.sameInode("By date/2020/01/x.jpg", "A/x.jpg"))
+	assert.True(t, e.sameInode("By date/2020/01/x.jpg.xmp", "A/x.jpg.xmp"))
+}
+
+// The date view and the offsets of XMP times follow the time zone: a run
+// in another one moves the files, downloading nothing.
+func TestAnotherTimeZoneMovesTheDateView(t *testing.T) {
+	e := newEnv(t)
+	e.views = Views{DateView: "YYYY/MM/DD", XMP: true, Zone: time.UTC}
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1,
+		CreationTime: time.Date(2020, 1, 10, 2, 0, 0, 0, time.UTC).UnixMicro()})
+	e.mustRun()
+	require.True(t, e.exists("By date/2020/01/10/x.jpg"))
+	assert.Contains(t, string(e.read("A/x.jpg.xmp")), "2020-01-10T02:00:00+00:00")
+
+	e.views.Zone = est
+	e.mustRun()
+	assert.False(t, e.exists("By date/2020/01/10"))
+	assert.True(t, e.sameInode("By date/2020/01/09/x.jpg", "A/x.jpg"))
+	assert.Contains(t, string(e.read("A/x.jpg.xmp")), "2020-01-09T21:00:00-05:00")
+	assert.Equal(t, 1, e.downloads())
+
+	e.views.Zone = time.FixedZone("also EST, another name", -5*3600)
+	e.mustRun()
+	assert.Empty(t, e.kinds(ViewsChanged), "the same rules under another name change nothing")
+	m, err := ReadViews(e.dir)
+	require.NoError(t, err)
+	assert.Equal(t, "also EST, another name", m.Zone, "status shows the new name")
+}
