@@ -360,8 +360,8 @@ func (r *run) albumViews(c *state.Collection) error {
 		return err
 	}
 	if r.o.Views.style() != sidecars.Takeout {
-		if r.viewsFull && r.removeIfExists(p) {
-			r.viewChanges++
+		if r.viewsFull {
+			r.removeIfExists(p)
 		}
 		return nil
 	}
