@@ -3,6 +3,14 @@
 // real encryption of everything it serves, 307 redirects to a separate fake
 // object store, sharing, trash, thumbnail updates with museum's rules, and
 // fault injection per request. It counts every request.
+//
+// File metadata follows Ente's apps: creationTime, modificationTime and
+// latitude/longitude in the sealed metadata ((0, 0) means no location, and
+// ZeroLocation writes it so); edits in the public magic metadata as the
+// web and mobile apps write them: editedName, editedTime (µs), caption, lat
+// and long (used only when not both 0), and offsetTime, the "±HH:mm" UTC
+// offset of the place a photo was taken (web/packages/media/file-metadata.ts;
+// a date edit in the web app keeps it).
 package enteapitest
 
 import (
