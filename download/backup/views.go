@@ -157,7 +157,7 @@ func (r *run) prepareViews() error {
 	if err != nil {
 		return err
 	}
-	if n > 0 || was != want {
+	if n > 0 {
 		r.emit(Event{Kind: ViewsChanged, Files: n})
 	}
 	if r.dry() {
