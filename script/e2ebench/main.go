@@ -19,6 +19,14 @@ import (
 	"github.com/quak-photos/quak/download/secretstream"
 )
 
+// backupArgs are added to every quak backup the benchmark runs.
+var backupArgs []string
+
+// backupCmd is the command line of a backup of dir.
+func backupCmd(dir string) []string {
+	return append(append([]string{"backup", "--concurrency", "4"}, backupArgs...), dir)
+}
+
 type scenario struct {
 	name   string
 	files  int
@@ -30,7 +38,9 @@ type scenario struct {
 func main() {
 	quak := flag.String("quak", "bin/quak", "quak binary")
 	fake := flag.String("fakeente", "", "fakeente binary")
+	extra := flag.String("backup-args", "", "more quak backup flags, e.g. \"--xmp --sidecars takeout --date-view YYYY/MM\"")
 	flag.Parse()
+	backupArgs = strings.Fields(*extra)
 	if err := run(*quak, *fake); err != nil {
 		fmt.Fprintln(os.Stderr, "e2ebench:", err)
 		os.Exit(1)
@@ -96,7 +106,7 @@ func syscallsOf(quak string, env []string, dir string) int {
 		return -1
 	}
 	out := dir + ".strace"
-	cmd := exec.Command("strace", "-f", "-c", "-q", "-o", out, quak, "backup", "--concurrency", "4", dir)
+	cmd := exec.Command("strace", append([]string{"-f", "-c", "-q", "-o", out, quak}, backupCmd(dir)...)...)
 	cmd.Env = env
 	if err := cmd.Run(); err != nil {
 		return -1
@@ -145,14 +155,14 @@ func measure(quak, fake string, sc scenario) error {
 		return err
 	}
 	before := cpuOf(server.Process.Pid)
-	elapsed, rss, cpu, err := quakRunCPU(quak, env, "backup", "--concurrency", "4", dir)
+	elapsed, rss, cpu, err := quakRunCPU(quak, env, backupCmd(dir)...)
 	if err != nil {
 		return err
 	}
 	serverCPU := cpuOf(server.Process.Pid) - before
 	again := "-"
 	if sc.rerun {
-		t, _, err := quakRun(quak, env, "backup", "--concurrency", "4", dir)
+		t, _, err := quakRun(quak, env, backupCmd(dir)...)
 		if err != nil {
 			return err
 		}
