@@ -32,46 +32,46 @@ type XMP struct {
 }
 
 // RequireExiftool skips the test, saying why, when exiftool is not installed.
-func RequireExiftool(t testing.TB) string {
-	t.Helper()
+func RequireExiftool(tb testing.TB) string {
+	tb.Helper()
 	p, err := exec.LookPath("exiftool")
 	if err != nil {
-		t.Skip("exiftool is not installed (apt-get install libimage-exiftool-perl): XMP sidecars are read back with it")
+		tb.Skip("exiftool is not installed (apt-get install libimage-exiftool-perl): XMP sidecars are read back with it")
 	}
 	return p
 }
 
 // ReadXMP runs exiftool once over paths and returns what it read from each,
 // in order. The test skips where exiftool is missing.
-func ReadXMP(t testing.TB, paths ...string) []XMP {
-	t.Helper()
-	exiftool := RequireExiftool(t)
+func ReadXMP(tb testing.TB, paths ...string) []XMP {
+	tb.Helper()
+	exiftool := RequireExiftool(tb)
 	args := append([]string{"-j", "-n", "-G1", "-charset", "filename=utf8"}, paths...)
 	var stderr bytes.Buffer
 	cmd := exec.Command(exiftool, args...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil && len(out) == 0 {
-		t.Fatalf("exiftool: %v: %s", err, stderr.String())
+		tb.Fatalf("exiftool: %v: %s", err, stderr.String())
 	}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.UseNumber() // exiftool prints number-like text as numbers: keep the digits
 	var raw []map[string]any
 	if err := dec.Decode(&raw); err != nil {
-		t.Fatalf("exiftool's JSON: %v", err)
+		tb.Fatalf("exiftool's JSON: %v", err)
 	}
 	if len(raw) != len(paths) {
-		t.Fatalf("exiftool read %d files of %d: %s", len(raw), len(paths), stderr.String())
+		tb.Fatalf("exiftool read %d files of %d: %s", len(raw), len(paths), stderr.String())
 	}
 	res := make([]XMP, len(raw))
 	for i, m := range raw {
-		res[i] = toXMP(t, m)
+		res[i] = toXMP(tb, m)
 	}
 	return res
 }
 
-func toXMP(t testing.TB, m map[string]any) XMP {
-	t.Helper()
+func toXMP(tb testing.TB, m map[string]any) XMP {
+	tb.Helper()
 	x := XMP{File: text(m["SourceFile"]), Title: text(m["XMP-dc:Title"]), Description: text(m["XMP-dc:Description"]),
 		Rating: text(m["XMP-xmp:Rating"]), Warning: text(m["ExifTool:Warning"]), Error: text(m["ExifTool:Error"])}
 	x.Subject, x.TagsList = values(m["XMP-dc:Subject"]), values(m["XMP-digiKam:TagsList"])
@@ -80,13 +80,13 @@ func toXMP(t testing.TB, m map[string]any) XMP {
 		x.HasDate = true
 		x.DateTimeOriginal, err = exifDate(text(v))
 		if err != nil {
-			t.Errorf("%s: DateTimeOriginal: %v", x.File, err)
+			tb.Errorf("%s: DateTimeOriginal: %v", x.File, err)
 		}
 		if x.CreateDate, err = exifDate(text(m["XMP-xmp:CreateDate"])); err != nil {
-			t.Errorf("%s: CreateDate: %v", x.File, err)
+			tb.Errorf("%s: CreateDate: %v", x.File, err)
 		}
 		if x.DateCreated, err = exifDate(text(m["XMP-photoshop:DateCreated"])); err != nil {
-			t.Errorf("%s: DateCreated: %v", x.File, err)
+			tb.Errorf("%s: DateCreated: %v", x.File, err)
 		}
 	}
 	lat, okLat := m["XMP-exif:GPSLatitude"]
@@ -94,10 +94,10 @@ func toXMP(t testing.TB, m map[string]any) XMP {
 	if okLat || okLon {
 		x.HasGPS = true
 		if x.Lat, err = number(lat); err != nil {
-			t.Errorf("%s: GPSLatitude: %v", x.File, err)
+			tb.Errorf("%s: GPSLatitude: %v", x.File, err)
 		}
 		if x.Lon, err = number(lon); err != nil {
-			t.Errorf("%s: GPSLongitude: %v", x.File, err)
+			tb.Errorf("%s: GPSLongitude: %v", x.File, err)
 		}
 	}
 	return x
