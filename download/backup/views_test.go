@@ -665,3 +665,27 @@ func TestAnotherTimeZoneMovesTheDateView(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "also EST, another name", m.Zone, "status shows the new name")
 }
+
+// A change of views cut short (the run killed half-way) is finished by the
+// next run, though its options are already the folder's.
+func TestAHalfDoneChangeOfViewsIsFinished(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 10, Seed: 2})
+	e.mustRun()
+	e.views = Views{XMP: true, Zone: est}
+	e.mustRun()
+	// As a run killed after converting x.jpg only would leave it.
+	require.NoError(t, os.Remove(filepath.Join(e.dir, "A/y.jpg.xmp")))
+	m, err := ReadViews(e.dir)
+	require.NoError(t, err)
+	m.Applied = false
+	require.NoError(t, writeJSON(filepath.Join(e.dir, StateDir, OptionsFile), m))
+
+	e.mustRun()
+	assert.True(t, e.exists("A/y.jpg.xmp"), "the change was finished")
+	m, err = ReadViews(e.dir)
+	require.NoError(t, err)
+	assert.True(t, m.Applied)
+}
