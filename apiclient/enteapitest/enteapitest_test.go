@@ -2,6 +2,7 @@ package enteapitest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/errs"
 )
@@ -165,4 +167,53 @@ func TestDemoLibrary(t *testing.T) {
 	cs, err := s.Client(nil).WithToken(u.Token()).Collections(context.Background(), 0)
 	require.NoError(t, err)
 	assert.Len(t, cs, 8)
+}
+
+// The fake writes metadata as Ente's apps do: a location only when there
+// is one (or (0, 0) when asked), edits in the public magic metadata only
+// when made.
+func TestMetadataIsWrittenAsEntesAppsWriteIt(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{})
+	defer s.Close()
+	u := s.AddUser("me@example.org", "pw", enteapitest.UserOptions{})
+	a := u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "none.jpg", Data: []byte("n")})
+	a.AddFile(enteapitest.FileSpec{Title: "zero.jpg", Data: []byte("z"), ZeroLocation: true})
+	a.AddFile(enteapitest.FileSpec{Title: "edited.jpg", Data: []byte("e"), Latitude: 1, Longitude: 2,
+		EditedLatitude: -3.5, OffsetTime: "+05:30"})
+	a.AddFile(enteapitest.FileSpec{Title: "east.jpg", Data: []byte("w"), Longitude: 7, EditedLongitude: 8})
+
+	c := s.Client(nil).WithToken(u.Token())
+	k := catalog.Keys{UserID: u.ID, MasterKey: u.MasterKey, PublicKey: u.PublicKey, SecretKey: u.SecretKey}
+	cs, err := c.Collections(context.Background(), 0)
+	require.NoError(t, err)
+	album, err := catalog.OpenAlbum(&cs[0], k)
+	require.NoError(t, err)
+	page, err := c.Diff(context.Background(), album.ID, 0)
+	require.NoError(t, err)
+	meta, pub := map[string]map[string]any{}, map[string]map[string]any{}
+	for i := range page.Diff {
+		it, err := catalog.OpenItem(&page.Diff[i], album)
+		require.NoError(t, err)
+		raw := it.Raw
+		b, err := secretstream.OpenBlob(it.Key, raw.Metadata.DecryptionHeader, raw.Metadata.EncryptedData)
+		require.NoError(t, err)
+		m := map[string]any{}
+		require.NoError(t, json.Unmarshal(b, &m))
+		meta[m["title"].(string)] = m
+		if raw.PubMagicMetadata != nil {
+			b, err := secretstream.OpenBlob(it.Key, raw.PubMagicMetadata.Header, raw.PubMagicMetadata.Data)
+			require.NoError(t, err)
+			p := map[string]any{}
+			require.NoError(t, json.Unmarshal(b, &p))
+			pub[m["title"].(string)] = p
+		}
+	}
+	assert.NotContains(t, meta["none.jpg"], "latitude")
+	assert.NotContains(t, pub, "none.jpg", "no edit, no public magic metadata")
+	assert.Equal(t, 0.0, meta["zero.jpg"]["latitude"])
+	assert.Equal(t, 0.0, meta["zero.jpg"]["longitude"])
+	assert.Equal(t, map[string]any{"lat": -3.5, "long": 0.0, "offsetTime": "+05:30"}, pub["edited.jpg"])
+	assert.Equal(t, 7.0, meta["east.jpg"]["longitude"], "one coordinate not 0 is a location")
+	assert.Equal(t, map[string]any{"lat": 0.0, "long": 8.0}, pub["east.jpg"])
 }

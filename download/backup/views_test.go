@@ -474,9 +474,13 @@ func TestTheDateViewCopiesWhereLinksAreRefused(t *testing.T) {
 	e.same(view, f.Plaintext())
 	assert.False(t, e.sameInode(view, "A/x.jpg"), "a copy")
 	assert.Equal(t, e.read("A/x.jpg.xmp"), e.read(view+".xmp"))
-	ino := e.inode(view)
+	ino, sideIno := e.inode(view), e.inode(view+".xmp")
 	e.mustRun()
 	assert.Equal(t, ino, e.inode(view), "a copy is not made again on every run")
+	e.metadataOnly()
+	assert.Empty(t, e.kinds(ViewsChanged), "a full look finds the copies in order")
+	assert.Equal(t, ino, e.inode(view))
+	assert.Equal(t, sideIno, e.inode(view+".xmp"), "a sidecar copy with the same bytes is left alone")
 	f.Reupload([]byte("new bytes"))
 	e.mustRun()
 	e.same(view, []byte("new bytes"))
@@ -688,4 +692,65 @@ func TestAHalfDoneChangeOfViewsIsFinished(t *testing.T) {
 	m, err = ReadViews(e.dir)
 	require.NoError(t, err)
 	assert.True(t, m.Applied)
+}
+
+func (e *env) metadataOnly() {
+	e.t.Helper()
+	o := e.options()
+	o.MetadataOnly = true
+	e.mu.Lock()
+	e.events = nil
+	e.mu.Unlock()
+	_, err := Run(context.Background(), o)
+	require.NoError(e.t, err)
+}
+
+// A full look at an intact backup (--metadata-only) finds nothing to
+// change and rewrites nothing.
+func TestAFullLookAtIntactViewsChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	e.views = allViews()
+	viewsLibrary(e)
+	e.mustRun()
+	before := map[string]uint64{}
+	for _, p := range e.walk() {
+		before[p] = e.inode(p)
+	}
+	e.metadataOnly()
+	assert.Empty(t, e.kinds(ViewsChanged))
+	for p, ino := range before {
+		assert.Equal(t, ino, e.inode(p), "%s was made again", p)
+	}
+	assert.Len(t, e.walk(), len(before))
+}
+
+// Two album folders in the date view's way (a case-sensitive file system
+// allows both) are both moved.
+func TestEveryAlbumFolderInTheDateViewsWayIsMoved(t *testing.T) {
+	e := newEnv(t)
+	one, two := e.u.AddAlbum("By date"), e.u.AddAlbum("BY DATE")
+	f1 := one.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	f2 := two.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 10, Seed: 2})
+	e.mustRun()
+	st, err := state.Open(filepath.Join(e.dir, StateDir, "state.db"))
+	require.NoError(t, err)
+	for _, a := range []struct {
+		id     int64
+		folder string
+	}{{one.ID, "By date"}, {two.ID, "BY DATE"}} {
+		c := mustCollection(t, st, a.id)
+		require.NoError(t, os.Rename(filepath.Join(e.dir, c.Folder), filepath.Join(e.dir, a.folder)))
+		c.Folder = a.folder
+		require.NoError(t, st.PutCollection(c))
+	}
+	require.NoError(t, st.Close())
+
+	e.views = Views{DateView: "YYYY", Zone: est}
+	sum := e.mustRun()
+	assert.Zero(t, sum.Failed)
+	assert.Len(t, e.kinds(AlbumRenamed), 2)
+	e.same("By date_1/x.jpg", f1.Plaintext())
+	e.same("BY DATE_2/y.jpg", f2.Plaintext())
+	assert.False(t, e.exists("BY DATE"))
+	assert.Len(t, viewFiles(e), 2)
 }
