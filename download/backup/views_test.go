@@ -754,3 +754,24 @@ func TestEveryAlbumFolderInTheDateViewsWayIsMoved(t *testing.T) {
 	assert.False(t, e.exists("BY DATE"))
 	assert.Len(t, viewFiles(e), 2)
 }
+
+// A file whose new content failed to download keeps its old copies, and
+// its place in the date view; turning the date view off takes it out too.
+func TestTurningTheDateViewOffTakesOutFailedFilesToo(t *testing.T) {
+	e := newEnv(t)
+	e.views = Views{DateView: "YYYY", Zone: est}
+	a := e.u.AddAlbum("A")
+	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1,
+		CreationTime: time.Date(2020, 6, 1, 12, 0, 0, 0, time.UTC).UnixMicro()})
+	e.mustRun()
+	f.Reupload([]byte("second version, never downloaded whole"))
+	e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID), enteapitest.Repeat(enteapitest.FlipAt(3), 10)...)
+	sum := e.mustRun()
+	require.Equal(t, 1, sum.Failed)
+	require.True(t, e.exists("By date/2020/x.jpg"), "the old copy stays in the date view")
+
+	e.views = Views{}
+	sum = e.mustRun()
+	require.Equal(t, 1, sum.Failed)
+	assert.False(t, e.exists(DateViewDir), "the date view is gone, the failed file's place with it")
+}
