@@ -269,6 +269,26 @@ func (r *run) keepDateViewFree(had bool) error {
 	return nil
 }
 
+// removeEmptyTree removes the folders under root, and root, that hold no
+// file: what is left of a date view taken down.
+func (r *run) removeEmptyTree(root string) {
+	var dirs []string
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- { // the deepest first
+		if os.Remove(dirs[i]) == nil {
+			r.mu.Lock()
+			delete(r.dirty, dirs[i])
+			r.dirty[filepath.Dir(dirs[i])] = true
+			r.mu.Unlock()
+		}
+	}
+}
+
 func sameFile(a, b string) bool {
 	fa, err := os.Stat(a)
 	if err != nil {

@@ -179,7 +179,7 @@ func (r *run) convertViews() (int, error) {
 	r.colls = colls
 	r.viewsFull = true
 	defer func() { r.viewsFull = false }()
-	before := r.viewChanges
+	r.viewChanges = 0
 	var ids []int64
 	err = r.st.Files(func(f *state.File) error {
 		if saved(f) || f.View != nil {
@@ -215,10 +215,10 @@ func (r *run) convertViews() (int, error) {
 			return 0, err
 		}
 	}
-	if r.o.Views.DateView == "" {
-		r.removeEmptyDirs(filepath.Join(r.dir, DateViewDir))
+	if r.o.Views.DateView == "" && !r.dry() {
+		r.removeEmptyTree(filepath.Join(r.dir, DateViewDir))
 	}
-	return r.viewChanges - before, nil
+	return r.viewChanges, nil
 }
 
 func saved(f *state.File) bool { return f.Status == state.Saved || f.Status == state.HashMismatch }

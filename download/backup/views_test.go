@@ -775,3 +775,29 @@ func TestTurningTheDateViewOffTakesOutFailedFilesToo(t *testing.T) {
 	require.Equal(t, 1, sum.Failed)
 	assert.False(t, e.exists(DateViewDir), "the date view is gone, the failed file's place with it")
 }
+
+// A file kept although its bytes are not what its metadata's hash says
+// is a saved file like any other: it gets its sidecars.
+func TestAMismatchedFileGetsItsSidecars(t *testing.T) {
+	e := newEnv(t)
+	e.views = Views{XMP: true, Sidecars: sidecars.Takeout, Zone: est}
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1, Hash: "bm90IGl0cyBoYXNo"})
+	sum := e.mustRun()
+	require.Equal(t, 1, sum.HashMismatches)
+	assert.True(t, e.exists("A/x.jpg.xmp"))
+	assert.True(t, e.exists("A/x.jpg.supplemental-metadata.json"))
+}
+
+// Date folders left empty (say by a run killed while taking the date view
+// down) go when it is turned off.
+func TestEmptyDateFoldersGoWithTheDateView(t *testing.T) {
+	e := newEnv(t)
+	e.views = Views{DateView: "YYYY", Zone: est}
+	e.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	e.mustRun()
+	require.NoError(t, os.MkdirAll(filepath.Join(e.dir, DateViewDir, "1999"), 0o755))
+	e.views = Views{}
+	e.mustRun()
+	assert.False(t, e.exists(DateViewDir))
+}
