@@ -801,3 +801,45 @@ func TestEmptyDateFoldersGoWithTheDateView(t *testing.T) {
 	e.mustRun()
 	assert.False(t, e.exists(DateViewDir))
 }
+
+// Takeout JSON alone (no XMP) is written for new files and kept in step
+// with edits, run by run.
+func TestTakeoutAloneIsKeptInStep(t *testing.T) {
+	e := newEnv(t)
+	e.views = Views{Sidecars: sidecars.Takeout}
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "first.jpg", Size: 10, Seed: 1})
+	e.mustRun()
+	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 2})
+	e.mustRun()
+	assert.Empty(t, e.takeout("A/x.jpg.supplemental-metadata.json").Description)
+	f.Edit(func(s *enteapitest.FileSpec) { s.Caption = "later" })
+	e.mustRun()
+	assert.Equal(t, "later", e.takeout("A/x.jpg.supplemental-metadata.json").Description)
+	assert.False(t, e.exists("A/x.jpg.xmp"))
+}
+
+// An album's Takeout metadata.json keeps the date it was first written
+// with: it is not rewritten run after run.
+func TestAnAlbumsTakeoutFileKeepsItsDate(t *testing.T) {
+	e := newEnv(t)
+	e.views = Views{Sidecars: sidecars.Takeout}
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	first := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	o := e.options()
+	o.Now = func() time.Time { return first }
+	_, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	before := e.read("A/metadata.json")
+	a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 10, Seed: 2}) // a page of A is committed again
+	a.Rename("B")
+	o.Now = func() time.Time { return first.AddDate(1, 0, 0) }
+	_, err = Run(context.Background(), o)
+	require.NoError(t, err)
+	var album sidecars.TakeoutAlbum
+	require.NoError(t, json.Unmarshal(e.read("B/metadata.json"), &album))
+	assert.Equal(t, "B", album.Title)
+	assert.Equal(t, fmt.Sprint(first.Unix()), album.Date.Timestamp, "the first date is kept")
+	assert.Contains(t, string(before), fmt.Sprint(first.Unix()))
+}

@@ -90,7 +90,7 @@ func TestParseMetadataQuirks(t *testing.T) {
 }
 
 func TestParseOffset(t *testing.T) {
-	for in, want := range map[string]int{"+00:00": 0, "+05:30": 19800, "-03:30": -12600, "+14:00": 50400, "-12:00": -43200} {
+	for in, want := range map[string]int{"+00:00": 0, "+05:30": 19800, "-03:30": -12600, "+14:00": 50400, "-12:00": -43200, "+05:59": 21540} {
 		got, ok := ParseOffset(in)
 		assert.True(t, ok, in)
 		assert.Equal(t, want, got, in)

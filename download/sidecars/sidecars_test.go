@@ -140,6 +140,8 @@ func TestExiftoolReadsBackEachCase(t *testing.T) {
 		"unicode and album marks": {Title: "Ünïcödé 写真 🎉.jpg", Caption: "写真 🎉", Taken: base, Modified: base,
 			Albums: []string{"Holidays & <Friends>", "Holidays & <Friends>", "", "Ünï"}},
 		"year 10000":  {Title: "l.jpg", Taken: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), Modified: base},
+		"year 9999":   {Title: "l2.jpg", Taken: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), Modified: base},
+		"year 1":      {Title: "l3.jpg", Taken: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), Modified: base},
 		"year 0":      {Title: "m.jpg", Taken: time.Date(0, 6, 1, 0, 0, 0, 0, time.UTC), Modified: base},
 		"empty title": {Taken: base, Modified: base},
 	}
