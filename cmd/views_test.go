@@ -103,3 +103,27 @@ func TestStatusOfAFolderWithoutRememberedViews(t *testing.T) {
 	_, out, _ := e.run("status", "--offline", dir)
 	assert.True(t, strings.Contains(out, "Metadata:      ente sidecars\n"), out)
 }
+
+func TestAnUnreadableOptionsFileIsSaidNotGuessed(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	code, _, _ := e.run("backup", "--xmp", dir)
+	require.Equal(t, exitOK, code)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, backup.StateDir, backup.OptionsFile), []byte("{not json"), 0o600))
+	code, out, errOut := e.run("status", "--offline", dir)
+	assert.Equal(t, exitPartial, code, out)
+	assert.Contains(t, out, "Problem:       options.json")
+	code, _, errOut = e.run("backup", dir)
+	assert.Equal(t, exitFatal, code)
+	assert.Contains(t, errOut, "reading the folder's remembered options")
+}
+
+func TestTZWithALeadingColon(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	e.vars["TZ"] = ":Asia/Tokyo"
+	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1,
+		CreationTime: time.Date(2024, 5, 31, 20, 0, 0, 0, time.UTC).UnixMicro()})
+	code, out, errOut := e.run("backup", "--date-view", "YYYY/MM/DD", dir)
+	require.Equal(t, exitOK, code, out+errOut)
+	assert.True(t, exists(filepath.Join(dir, "By date/2024/06/01/x.jpg")), "05:00 on 1 June in Tokyo")
+}
