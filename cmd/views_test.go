@@ -110,10 +110,10 @@ func TestAnUnreadableOptionsFileIsSaidNotGuessed(t *testing.T) {
 	code, _, _ := e.run("backup", "--xmp", dir)
 	require.Equal(t, exitOK, code)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, backup.StateDir, backup.OptionsFile), []byte("{not json"), 0o600))
-	code, out, errOut := e.run("status", "--offline", dir)
+	code, out, _ := e.run("status", "--offline", dir)
 	assert.Equal(t, exitPartial, code, out)
 	assert.Contains(t, out, "Problem:       options.json")
-	code, _, errOut = e.run("backup", dir)
+	code, _, errOut := e.run("backup", dir)
 	assert.Equal(t, exitFatal, code)
 	assert.Contains(t, errOut, "reading the folder's remembered options")
 }
