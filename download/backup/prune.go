@@ -175,9 +175,18 @@ func (r *run) toTrash(trash, folder, name string) error {
 	return nil
 }
 
+// TrashDay is one day of DIR's trash: its name (YYYY-MM-DD), and the files
+// in it (paths relative to the day's folder) with their total size.
+type TrashDay struct {
+	Name  string
+	Files []string
+	Bytes int64
+}
+
 // EmptyTrash deletes the days of DIR's trash from before cutoff and
-// returns their names. It takes DIR's lock.
-func EmptyTrash(dir string, cutoff time.Time) ([]string, error) {
+// returns them. It takes DIR's lock. With dry, it deletes nothing, takes
+// no lock, and returns what it would delete.
+func EmptyTrash(dir string, cutoff time.Time, dry bool) ([]TrashDay, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -185,11 +194,13 @@ func EmptyTrash(dir string, cutoff time.Time) ([]string, error) {
 	if _, err := os.Stat(filepath.Join(abs, StateDir)); err != nil {
 		return nil, &DirError{Dir: dir, Reason: "holds no quak backup", Err: err}
 	}
-	unlock, err := Lock(abs)
-	if err != nil {
-		return nil, err
+	if !dry {
+		unlock, err := Lock(abs)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	root := filepath.Join(abs, StateDir, TrashDir)
 	days, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
@@ -198,17 +209,41 @@ func EmptyTrash(dir string, cutoff time.Time) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var removed []string
+	var out []TrashDay
 	for _, d := range days {
 		day, err := time.Parse("2006-01-02", d.Name())
 		// A day goes once all of it is older than cutoff.
 		if err != nil || !d.IsDir() || day.AddDate(0, 0, 1).After(cutoff) {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(root, d.Name())); err != nil {
-			return removed, err
+		td, err := trashDay(root, d.Name())
+		if err != nil {
+			return out, err
 		}
-		removed = append(removed, d.Name())
+		if !dry {
+			if err := os.RemoveAll(filepath.Join(root, d.Name())); err != nil {
+				return out, err
+			}
+		}
+		out = append(out, td)
 	}
-	return removed, nil
+	return out, nil
+}
+
+// trashDay lists the files of a day of the trash.
+func trashDay(root, name string) (TrashDay, error) {
+	td := TrashDay{Name: name}
+	base := filepath.Join(root, name)
+	err := filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(base, p)
+		if fi, err := d.Info(); err == nil {
+			td.Bytes += fi.Size()
+		}
+		td.Files = append(td.Files, rel)
+		return nil
+	})
+	return td, err
 }
