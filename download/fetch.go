@@ -1,6 +1,7 @@
 // Package download saves one Ente file: it fetches the encrypted object,
-// decrypts and verifies it while it streams into a temp file beside its
-// destination, and gives it its final name only once it is complete.
+// decrypts and verifies it while it streams into a temp file in the
+// caller's temp folder (on the destination's file system), and gives it
+// its final name only once it is complete.
 package download
 
 import (
@@ -23,8 +24,9 @@ import (
 	"github.com/quak-photos/quak/retry"
 )
 
-// TempPrefix starts the name of every temp file quak writes; anything with
-// it is a leftover of an interrupted run.
+// TempPrefix starts the name of every temp file quak writes. Temp files
+// live in a folder of quak's own; the prefix alone marks nothing as
+// quak's (a file from the server may be named so).
 const TempPrefix = ".quak-tmp-"
 
 // Target is one encrypted original to fetch.
@@ -74,8 +76,8 @@ type Fetcher struct {
 	SaveEvery int64
 }
 
-// Partial is a downloaded, authenticated file in a temp file beside its
-// destination, not yet under its final name.
+// Partial is a downloaded, authenticated file in a temp file, not yet
+// under its final name.
 type Partial struct {
 	f    *os.File
 	Size int64  // plaintext bytes
@@ -88,7 +90,8 @@ type Partial struct {
 // Path is the temp file's path.
 func (p *Partial) Path() string { return p.f.Name() }
 
-// Fetch downloads t into a temp file in dir. The retried unit is the whole
+// Fetch downloads t into a temp file in dir, a folder that holds nothing
+// but quak's temp files. The retried unit is the whole
 // sequence: request, streamed decrypt, hashing and writing, and the checks
 // that the stream ended with an authenticated FINAL chunk at the expected
 // size. A hash mismatch is not an error and is not retried (see Partial).
@@ -137,19 +140,24 @@ func (f *Fetcher) save(t Target, rs *resume) {
 		Header: keys.EncodeB64(t.Header)})
 }
 
-// load takes up a download a former run left: the temp file must lie in
-// dir, belong to this content and hold the plaintext the point says; its
-// hash is computed again and the stream state rebuilt from the file key.
+// load takes up a download a former run left: the temp file must be a
+// regular file in dir (a path elsewhere is never touched, a symlink never
+// followed), belong to this content and hold the plaintext the point
+// says; its hash is computed again and the stream state rebuilt from the
+// file key.
 func (rs *resume) load(t Target, dir string) error {
 	p := t.Resume
-	if filepath.Dir(p.Temp) != filepath.Clean(dir) || !strings.HasPrefix(filepath.Base(p.Temp), TempPrefix) ||
-		p.Header != keys.EncodeB64(t.Header) || len(p.MACXor) != 8 || p.Plain != int64(p.Chunks)*secretstream.ChunkSize ||
+	if !InTempDir(dir, p.Temp) {
+		return errors.New("resume point outside the temp folder")
+	}
+	if p.Header != keys.EncodeB64(t.Header) || len(p.MACXor) != 8 || p.Plain != int64(p.Chunks)*secretstream.ChunkSize ||
 		(t.Size >= 0 && p.Total != t.Size) {
-		_ = os.Remove(p.Temp)
+		_ = os.Remove(p.Temp) // removes a symlink itself, never its target
 		return errors.New("resume point does not fit")
 	}
-	tmp, err := os.OpenFile(p.Temp, os.O_RDWR, 0)
+	tmp, err := openTempFile(p.Temp)
 	if err != nil {
+		_ = os.Remove(p.Temp)
 		return err
 	}
 	rs.tmp = tmp
@@ -436,25 +444,51 @@ func SyncDir(dir string) error {
 	return d.Sync()
 }
 
-// RemoveLeftovers deletes temp files that interrupted runs left under root,
-// but those in keep (downloads a later run takes up), and returns how many
-// it removed.
-func RemoveLeftovers(root string, keep map[string]bool) (int, error) {
+// InTempDir reports whether path names a file directly in the temp folder
+// dir, by a name quak gives temp files.
+func InTempDir(dir, path string) bool {
+	return filepath.Dir(path) == filepath.Clean(dir) && strings.HasPrefix(filepath.Base(path), TempPrefix)
+}
+
+// openTempFile opens a kept temp file for writing: a regular file, never
+// through a symlink.
+func openTempFile(path string) (*os.File, error) {
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0) // no window to swap in a symlink
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		_ = f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
+	}
+	return f, nil
+}
+
+// RemoveLeftovers empties the temp folder dir of what interrupted runs
+// left, but the paths in keep (downloads a later run takes up), and
+// returns how many entries it removed. It looks nowhere else: outside
+// dir, a name is never a reason to delete a file.
+func RemoveLeftovers(dir string, keep map[string]bool) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
 	n := 0
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil
-			}
-			return err
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if keep[p] {
+			continue
 		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) && !keep[path] {
-			if err := os.Remove(path); err != nil {
-				return err
-			}
-			n++
+		if err := os.RemoveAll(p); err != nil {
+			return n, err
 		}
-		return nil
-	})
-	return n, err
+		n++
+	}
+	return n, nil
 }

@@ -29,6 +29,11 @@ import (
 // StateDir is the folder under DIR where quak keeps its state and lock.
 const StateDir = ".quak"
 
+// TempDir, under StateDir, holds every file quak is still writing: on the
+// same file system as the album folders, so each final rename is atomic,
+// and away from them, so a photo manager never sees a half-written file.
+const TempDir = "tmp"
+
 // Options configure a run.
 type Options struct {
 	Dir      string
@@ -111,6 +116,7 @@ func (e *DirError) Unwrap() error { return e.Err }
 type run struct {
 	o       Options
 	dir     string
+	tmp     string // DIR/.quak/tmp: every file being written
 	st      *state.Store
 	fetcher *download.Fetcher
 
@@ -151,7 +157,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if err != nil {
 		return &Summary{}, err
 	}
-	r := &run{o: o, dir: dir, names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
+	r := &run{o: o, dir: dir, tmp: filepath.Join(dir, StateDir, TempDir), names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
 		touched: map[int64]bool{}, dirty: map[string]bool{},
 		ov: overlay{files: map[string]bool{}, aliases: map[string]string{}}}
 	if o.DryRun {
@@ -198,7 +204,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		for _, rp := range r.resumes {
 			keep[rp.Temp] = true
 		}
-		if n, err := download.RemoveLeftovers(dir, keep); err != nil {
+		if n, err := download.RemoveLeftovers(r.tmp, keep); err != nil {
 			return &r.sum, err
 		} else if n > 0 {
 			r.emit(Event{Kind: LeftoversRemoved, Files: n})
@@ -248,11 +254,11 @@ func (r *run) record(runErr error) error {
 		return nil
 	}
 	v, ok := r.o.Record(&r.sum, runErr)
-	if err := writeJSON(filepath.Join(r.dir, StateDir, LastRunFile), v); err != nil {
+	if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, LastRunFile), v); err != nil {
 		return fmt.Errorf("recording the run: %w", err)
 	}
 	if ok {
-		if err := writeJSON(filepath.Join(r.dir, StateDir, LastSuccessFile), v); err != nil {
+		if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, LastSuccessFile), v); err != nil {
 			return fmt.Errorf("recording the run: %w", err)
 		}
 	}
@@ -304,7 +310,7 @@ func prepareDir(dir string, init, dry bool) (string, error) {
 	case dry:
 		return abs, nil
 	}
-	if err := os.MkdirAll(filepath.Join(abs, StateDir), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(abs, StateDir, TempDir), 0o700); err != nil {
 		return "", &DirError{Dir: dir, Reason: "is not writable", Err: err}
 	}
 	probe, err := os.CreateTemp(abs, download.TempPrefix+"probe-*")
@@ -355,7 +361,7 @@ func (r *run) writeJSON(path string, v any) error {
 		r.note(path, true)
 		return nil
 	}
-	if err := writeJSON(path, v); err != nil {
+	if err := writeJSON(r.tmp, path, v); err != nil {
 		return err
 	}
 	r.mu.Lock()

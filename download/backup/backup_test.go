@@ -132,10 +132,16 @@ func (e *env) walk() []string {
 	return out
 }
 
+// noTemps checks that no temp file is left, in quak's temp area or
+// anywhere else.
 func (e *env) noTemps() {
 	e.t.Helper()
 	for _, p := range e.walk() {
 		assert.NotContains(e.t, filepath.Base(p), download.TempPrefix, "temp file left: %s", p)
+	}
+	left, err := os.ReadDir(filepath.Join(e.dir, StateDir, TempDir))
+	if err == nil {
+		assert.Empty(e.t, left, "temp files left in quak's temp area")
 	}
 }
 
@@ -360,7 +366,7 @@ func TestInterruptedRunLeavesNoHalfFiles(t *testing.T) {
 	e.noTemps()
 
 	// A run killed outright leaves its temp file: the next run removes it.
-	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "Big", download.TempPrefix+"123"), []byte("half"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, StateDir, TempDir, download.TempPrefix+"123"), []byte("half"), 0o644))
 	sum := e.mustRun()
 	assert.Equal(t, 1, sum.New)
 	assert.Len(t, e.kinds(LeftoversRemoved), 1)

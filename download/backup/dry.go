@@ -87,7 +87,7 @@ func (r *run) linkOrCopy(src, dst string) (bool, error) {
 		r.note(dst, true)
 		return false, nil
 	}
-	return linkOrCopy(src, dst)
+	return linkOrCopy(r.tmp, src, dst)
 }
 
 // pretend is a dry run's download: the file is named and recorded as a

@@ -28,8 +28,7 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 		}
 		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
 	}
-	dir, err := r.albumDir(c)
-	if err != nil {
+	if _, err := r.albumDir(c); err != nil {
 		return failed(err)
 	}
 	live := catalog.IsLivePhoto(it.Meta)
@@ -38,7 +37,7 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	if live {
 		t.Hash = "" // checked per part after unzipping
 	}
-	p, err := r.fetcher.Fetch(ctx, t, dir)
+	p, err := r.fetcher.Fetch(ctx, t, r.tmp)
 	if err != nil {
 		return failed(err)
 	}
@@ -110,7 +109,7 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		r.dropOld(c, old, []string{name})
 		return []string{name}, keys.EncodeB64(p.Hash), p.HashMismatch, nil
 	}
-	res, err := livephoto.Unpack(p.Path(), dir, download.TempPrefix)
+	res, err := livephoto.Unpack(p.Path(), r.tmp, download.TempPrefix)
 	p.Discard()
 	if err != nil {
 		return nil, "", false, err

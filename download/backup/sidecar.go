@@ -105,10 +105,11 @@ type albumMeta struct {
 	AccountOwnerIDs []int64 `json:"accountOwnerIDs"`
 }
 
-// writeJSON writes v to path atomically (temp file, fsync, rename), creating
-// the folder. The folder itself is fsynced later, once per page, before the
-// state that points at the file is committed (run.syncDirs).
-func writeJSON(path string, v any) (err error) {
+// writeJSON writes v to path atomically (a temp file in tmp, fsync,
+// rename), creating the folder. The folder itself is fsynced later, once
+// per page, before the state that points at the file is committed
+// (run.commit).
+func writeJSON(tmpDir, path string, v any) (err error) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
@@ -117,7 +118,7 @@ func writeJSON(path string, v any) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, download.TempPrefix+"*")
+	tmp, err := os.CreateTemp(tmpDir, download.TempPrefix+"*")
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/layout"
@@ -356,7 +355,7 @@ func (v *verifier) extras(files []*state.File) error {
 		}
 		for _, de := range entries {
 			name := de.Name()
-			if name == ".meta" || strings.HasPrefix(name, download.TempPrefix) || known[id][name] {
+			if name == ".meta" || known[id][name] {
 				continue
 			}
 			v.report(Problem{Kind: Extra, Path: filepath.Join(c.Folder, name), Detail: "not a file quak saved"})
