@@ -189,3 +189,18 @@ func TestLivePhotoWithOnePart(t *testing.T) {
 	require.Len(t, problems, 1)
 	assert.Equal(t, Changed, problems[0].Kind)
 }
+
+// Nothing quak writes sits in an album folder unfinished, so a name is no
+// excuse: a stray file named like a temp file is extra, and a saved file
+// named so is checked like any other.
+func TestTempNamesAreNoExcuse(t *testing.T) {
+	fx := newFix(t)
+	fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: ".quak-tmp-evil.jpg", Size: 10})
+	fx.backup(t)
+	stray := filepath.Join("A", ".quak-tmp-123")
+	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, stray), []byte("half"), 0o644))
+	sum, problems := verifyAll(t, fx.dir)
+	require.Len(t, problems, 1)
+	assert.Equal(t, Problem{Kind: Extra, Path: stray, Detail: "not a file quak saved"}, problems[0])
+	assert.Equal(t, 1, sum.Checked)
+}
