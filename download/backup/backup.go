@@ -222,7 +222,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		r.emit(Event{Kind: Progress, Bytes: n})
 	}}
 	if r.o.ResumeAbove > 0 {
-		r.fetcher.Save, r.fetcher.SaveEvery = r.saveResume, r.o.ResumeAbove
+		r.fetcher.Save, r.fetcher.SaveAbove = r.saveResume, r.o.ResumeAbove
 	}
 	err = r.sync(ctx, cancel)
 	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) {

@@ -114,3 +114,125 @@ func TestAStaleResumeRemovesOnlyItsOwnTempFile(t *testing.T) {
 	assert.Zero(t, e.resumesLeft(t))
 	assert.True(t, e.exists("Videos/"+download.TempPrefix+"mine"), "a stale point removed a file outside the temp area")
 }
+
+// (the state of one file, read without the lock)
+func (e *env) fileState(id int64) *state.File {
+	e.t.Helper()
+	st, drop, err := dryState(e.dir)
+	require.NoError(e.t, err)
+	defer drop()
+	f, err := st.File(id)
+	require.NoError(e.t, err)
+	return f
+}
+
+// A flipped bit in a kept temp file's plaintext is noticed before any
+// more is downloaded: the file starts over from byte 0 and is saved
+// byte-exact, recorded as good because it is.
+func TestAFlippedBitInAKeptTempFileStartsOver(t *testing.T) {
+	e := newEnv(t)
+	f, route, o := cutLarge(e)
+	e.editResume(func(_ int64, rp *download.ResumePoint) {
+		b, err := os.ReadFile(rp.Temp)
+		require.NoError(t, err)
+		b[12345] ^= 4
+		require.NoError(t, os.WriteFile(rp.Temp, b, 0o600))
+	})
+	sum, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.New)
+	assert.Zero(t, sum.HashMismatches)
+	e.same("Videos/long.mp4", f.Plaintext())
+	assert.Equal(t, state.Saved, e.fileState(f.ID).Status)
+	assert.Equal(t, []string{"", ""}, e.s.Ranges(route), "started over at once, without a Range")
+	e.noTemps()
+}
+
+// Two resume points whose temp files were swapped: each file's kept bytes
+// are not its own, and both end byte-exact.
+func TestSwappedResumePointsEndByteExact(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("Videos")
+	f1 := a.AddFile(enteapitest.FileSpec{Title: "one.mp4", Size: 20 << 20, Seed: 1})
+	f2 := a.AddFile(enteapitest.FileSpec{Title: "two.mp4", Size: 20 << 20, Seed: 2})
+	for _, f := range []*enteapitest.File{f1, f2} {
+		e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID), append([]enteapitest.Fault{enteapitest.CutAfter(2*wireChunk + 10)}, enteapitest.Repeat(enteapitest.Status(503), 3)...)...)
+	}
+	o := e.options()
+	o.ResumeAbove = 8 << 20
+	sum, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, 2, sum.Failed)
+	temps := map[int64]string{}
+	e.editResume(func(id int64, rp *download.ResumePoint) { temps[id] = rp.Temp })
+	e.editResume(func(id int64, rp *download.ResumePoint) {
+		for other, p := range temps {
+			if other != id {
+				rp.Temp = p
+			}
+		}
+	})
+	sum, err = Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.New)
+	assert.Zero(t, sum.HashMismatches)
+	e.same("Videos/one.mp4", f1.Plaintext())
+	e.same("Videos/two.mp4", f2.Plaintext())
+	e.noTemps()
+}
+
+// A resume point of an older quak carries no hash of its kept bytes: a
+// damaged prefix is then caught by Ente's hash at the end, and the file
+// starts over from byte 0, once, and is saved byte-exact.
+func TestAHashMismatchAfterAResumeStartsOverOnce(t *testing.T) {
+	e := newEnv(t)
+	f, route, o := cutLarge(e)
+	e.editResume(func(_ int64, rp *download.ResumePoint) {
+		rp.PrefixHash = ""
+		b, err := os.ReadFile(rp.Temp)
+		require.NoError(t, err)
+		b[12345] ^= 4
+		require.NoError(t, os.WriteFile(rp.Temp, b, 0o600))
+	})
+	sum, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.New)
+	assert.Zero(t, sum.HashMismatches)
+	e.same("Videos/long.mp4", f.Plaintext())
+	assert.Equal(t, state.Saved, e.fileState(f.ID).Status)
+	assert.Equal(t, []string{"", fmt.Sprintf("bytes=%d-", 2*wireChunk), ""}, e.s.Ranges(route))
+	e.noTemps()
+}
+
+// A temp file shorter than its resume point would leave a hole of zeros
+// in the middle of the file: it starts over from byte 0 instead.
+func TestATempShorterThanItsResumePointStartsOver(t *testing.T) {
+	e := newEnv(t)
+	f, route, o := cutLarge(e)
+	e.editResume(func(_ int64, rp *download.ResumePoint) {
+		require.NoError(t, os.Truncate(rp.Temp, rp.Plain-1))
+	})
+	sum, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.New)
+	e.same("Videos/long.mp4", f.Plaintext())
+	assert.Equal(t, []string{"", ""}, e.s.Ranges(route))
+	e.noTemps()
+}
+
+// When the uploader's own bytes do not match their hash, the second,
+// whole download says so too: the file is kept and recorded as a
+// mismatch, never as good.
+func TestAGenuineMismatchAfterAResumeIsRecordedAsOne(t *testing.T) {
+	e := newEnv(t)
+	f := e.u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 24 << 20, Seed: 9,
+		Hash: "Ym9ndXMgaGFzaA=="})
+	route := fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID)
+	e.s.Inject(route, enteapitest.CutAfter(2*wireChunk+10))
+	sum := e.mustRun()
+	assert.Equal(t, 1, sum.HashMismatches)
+	e.same("Videos/long.mp4", f.Plaintext())
+	assert.Equal(t, state.HashMismatch, e.fileState(f.ID).Status)
+	assert.Equal(t, []string{"", fmt.Sprintf("bytes=%d-", 2*wireChunk), ""}, e.s.Ranges(route), "resumed, then once from byte 0")
+	e.noTemps()
+}

@@ -33,6 +33,9 @@ const (
 	Changed  Kind = "changed"  // its bytes no longer hash to what was written
 	Extra    Kind = "extra"    // a file in an album folder that quak did not save
 	Unlinked Kind = "unlinked" // an album copy is no longer a hard link to the others
+	// Mismatch: a file kept although its bytes never matched Ente's hash
+	// (what its uploader encrypted, or a damaged download).
+	Mismatch Kind = "mismatch"
 )
 
 // Problem is one finding. Path is relative to the backup folder.
@@ -223,6 +226,17 @@ func (v *verifier) file(f *state.File) (bad bool, err error) {
 		cids = append(cids, cid)
 	}
 	sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
+	if f.Status == state.HashMismatch {
+		// Its bytes may be intact, but never matched what Ente says they are.
+		e, c := f.Entries[cids[0]], v.colls[cids[0]]
+		p := ""
+		if c != nil && len(e.Parts) > 0 {
+			p = filepath.Join(c.Folder, e.Parts[0])
+		}
+		v.report(Problem{Kind: Mismatch, FileID: f.ID, Path: p,
+			Detail: "its bytes do not match Ente's hash for it (what the uploader sent, or a damaged download)"})
+		bad = true
+	}
 	var first []os.FileInfo // the first copy's parts, to compare links with
 	for _, cid := range cids {
 		e, c := f.Entries[cid], v.colls[cid]

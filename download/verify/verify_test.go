@@ -204,3 +204,17 @@ func TestTempNamesAreNoExcuse(t *testing.T) {
 	assert.Equal(t, Problem{Kind: Extra, Path: stray, Detail: "not a file quak saved"}, problems[0])
 	assert.Equal(t, 1, sum.Checked)
 }
+
+// A file kept although its bytes do not match Ente's hash is never called
+// fine: verify reports it, and backup --verify downloads it again.
+func TestAHashMismatchIsReported(t *testing.T) {
+	fx := newFix(t)
+	f := fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "odd.jpg", Size: 100, Hash: "Ym9ndXMgaGFzaA=="})
+	fx.backup(t)
+	sum, problems := verifyAll(t, fx.dir)
+	require.Len(t, problems, 1)
+	assert.Equal(t, Problem{Kind: Mismatch, FileID: f.ID, Path: filepath.Join("A", "odd.jpg"),
+		Detail: "its bytes do not match Ente's hash for it (what the uploader sent, or a damaged download)"}, problems[0])
+	assert.False(t, sum.OK())
+	assert.Equal(t, []int64{f.ID}, sum.Redownload)
+}
