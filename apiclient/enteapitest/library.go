@@ -382,6 +382,41 @@ type File struct {
 // AddFile uploads a file into the album.
 func (a *Album) AddFile(spec FileSpec) *File {
 	s := a.s
+	f := a.newFile(spec)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[f.ID] = f
+	a.addLocked(f)
+	return f
+}
+
+// AddFileLate uploads a file the way museum commits one that arrives
+// while others are committed: its updationTime is stamped now, when the
+// request arrives, but it stays invisible until commit is called (museum
+// first checks the objects in the store, retrying for up to ~1.5 s). At
+// commit the entry appears with that earlier stamp, and the album's
+// updationTime is set to it: overwritten, not maxed. Whatever changed in
+// between has later times, so the entry appears below a cursor a reader
+// may already have advanced past it, and the album's time can go back.
+func (a *Album) AddFileLate(spec FileSpec) (f *File, commit func()) {
+	s := a.s
+	f = a.newFile(spec)
+	s.mu.Lock()
+	stamp := s.now()
+	s.mu.Unlock()
+	return f, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.files[f.ID] = f
+		a.addLocked(f)
+		a.entries[f.ID].updated = stamp
+		a.updated = stamp
+	}
+}
+
+// newFile makes a file's objects and metadata, not yet in any album.
+func (a *Album) newFile(spec FileSpec) *File {
+	s := a.s
 	hash := spec.Hash
 	if hash == "" {
 		hash = contentHash(spec)
@@ -439,8 +474,6 @@ func (a *Album) AddFile(spec FileSpec) *File {
 		s.objects[f.thumbObject] = o
 	}
 	f.encryptMetadata()
-	s.files[f.ID] = f
-	a.addLocked(f)
 	return f
 }
 

@@ -47,20 +47,20 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 			add(r.fail(sf, raw, a, "", err))
 		case it.Deleted:
 			if rec := r.deleted(sf, a, c); rec != nil {
-				add(rec)
+				add(stamp(rec, c.ID, raw.UpdationTime))
 			}
 		case r.o.MetadataOnly && (fresh(sf) || sf.Header != keys.EncodeB64(it.Header)):
 			continue // media: left for a full run, whose cursor has not moved
 		case r.o.MetadataOnly:
 			rec, err := r.refresh(it, sf, a, c)
-			if err := r.settle(ctx, rec, err, sf, raw, a, it, add); err != nil {
+			if err := r.settle(ctx, stamp(rec, c.ID, raw.UpdationTime), err, sf, raw, a, it, add); err != nil {
 				return out, false, err
 			}
 		case fresh(sf) && !r.takeFile(it):
 			add(r.skip(sf, raw, a, it))
 		case fresh(sf) || sf.Header != keys.EncodeB64(it.Header):
 			if rec := r.adoptExisting(it, sf, a, c); rec != nil {
-				add(rec)
+				add(stamp(rec, c.ID, raw.UpdationTime))
 				continue
 			}
 			jobs = append(jobs, it)
@@ -74,7 +74,7 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 				bytes += plainSize(it.Size)
 				continue
 			}
-			if err := r.settle(ctx, rec, err, sf, raw, a, it, add); err != nil {
+			if err := r.settle(ctx, stamp(rec, c.ID, raw.UpdationTime), err, sf, raw, a, it, add); err != nil {
 				return out, false, err
 			}
 		}
@@ -114,7 +114,7 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 				cancel(err)
 				return
 			}
-			add(rec)
+			add(stamp(rec, c.ID, it.Raw.UpdationTime))
 		}(it)
 	}
 	wg.Wait()
@@ -122,6 +122,16 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 		return out, false, context.Cause(ctx)
 	}
 	return out, true, nil
+}
+
+// stamp records in rec, a file saved in album cid, the updationTime of the
+// listing entry it now reflects; a failed or skipped rec keeps its entry
+// in Pending instead.
+func stamp(rec *state.File, cid, t int64) *state.File {
+	if rec != nil && !fresh(rec) && rec.Entries[cid] != nil {
+		rec.Entries[cid].Updated = t
+	}
+	return rec
 }
 
 // record returns a copy of sf (or a new record) to update.

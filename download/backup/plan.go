@@ -100,11 +100,11 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 		if a.Deleted || !r.takeAlbum(a) {
 			continue
 		}
-		since := int64(0)
+		since, list := int64(0), true
 		if c := r.colls[id]; c != nil {
-			since = c.Cursor
+			since, _, list = listFrom(a, c)
 		}
-		for a.UpdationTime > since {
+		for list {
 			var page *apiclient.DiffPage
 			err := retry.Do(ctx, r.fetcher.Policy, func(ctx context.Context) error {
 				var err error

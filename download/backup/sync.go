@@ -102,15 +102,15 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 			return err
 		}
 	}
-	since := c.Cursor
+	since, floor, list := listFrom(a, c)
 	if r.o.MetadataOnly {
 		// Everything is listed again, and the cursor stays where it is, so
 		// the next full run still downloads what is new.
-		since = 0
+		since, floor = 0, -1
 		if err := r.refreshAlbumMeta(c); err != nil {
 			return err
 		}
-	} else if a.UpdationTime <= c.Cursor {
+	} else if !list {
 		return nil
 	}
 	for {
@@ -130,12 +130,17 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 		if err != nil {
 			return fmt.Errorf("listing files: %w", err)
 		}
-		files, complete, err := r.page(ctx, a, c, page.Diff, cancel)
+		entries, err := r.unapplied(page.Diff, c.ID, floor)
+		if err != nil {
+			return err
+		}
+		files, complete, err := r.page(ctx, a, c, entries, cancel)
 		next := *c
 		if complete && !r.o.MetadataOnly {
 			next.Cursor = apiclient.DiffCursor(c.Cursor, page.Diff)
 			if !page.HasMore {
 				next.Cursor = max(next.Cursor, a.UpdationTime)
+				next.Seen = a.UpdationTime
 			}
 		}
 		if cerr := r.commit(files, &next); cerr != nil {
@@ -154,6 +159,60 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 		}
 		since = nextSince
 	}
+}
+
+// ListOverlap is how far behind its cursor an album that changed is
+// listed again, in µs (10 minutes). museum stamps an entry's updationTime
+// when the upload request arrives and commits it up to seconds later
+// (after checking the object store, up to ~1.5 s of retries), then sets
+// the album's time to that stamp, not to the latest: an entry can appear
+// below a cursor a run has already passed. Entries listed again are
+// applied only if this backup has not applied them (by file id and time).
+const ListOverlap = 10 * 60 * 1_000_000
+
+// listFrom says whether album a is listed this run, from which sinceTime,
+// and floor, the cursor at or below which entries may be applied already.
+// An album is listed when its time differs from the one of its last full
+// listing, in either direction (museum can set it back).
+func listFrom(a *catalog.Album, c *state.Collection) (since, floor int64, list bool) {
+	return max(c.Cursor-ListOverlap, 0), c.Cursor, c.Seen == 0 || a.UpdationTime != c.Seen
+}
+
+// unapplied drops from a listing page the entries at or below floor that
+// this backup applied already: the same file in the same album at the same
+// time. What is left is new, or a late commit.
+func (r *run) unapplied(entries []apiclient.File, cid, floor int64) ([]apiclient.File, error) {
+	out := make([]apiclient.File, 0, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		if e.UpdationTime > floor {
+			out = append(out, *e)
+			continue
+		}
+		sf, err := r.st.File(e.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !applied(sf, e, cid) {
+			out = append(out, *e)
+		}
+	}
+	return out, nil
+}
+
+// applied reports whether listing entry e of album cid is reflected in sf.
+func applied(sf *state.File, e *apiclient.File, cid int64) bool {
+	if sf == nil {
+		return e.IsDeleted // a file never saved, deleted: nothing to do
+	}
+	local := sf.Entries[cid]
+	switch {
+	case local != nil && local.Updated == e.UpdationTime:
+		return true
+	case sf.Pending != nil && sf.Pending.CollectionID == cid && sf.Pending.UpdationTime == e.UpdationTime:
+		return true // failed or left out: retried from its record
+	}
+	return e.IsDeleted && (local == nil || local.Deleted)
 }
 
 // albumGone records an album deleted on the server (or left); its folder stays.

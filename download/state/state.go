@@ -139,6 +139,10 @@ type Collection struct {
 	Pruned bool `json:"pruned,omitempty"`
 	// Cursor is the sinceTime up to which every file is saved or recorded.
 	Cursor int64 `json:"cursor"`
+	// Seen is the album's updationTime when it was last listed to the end:
+	// a listing that shows another time (later, or earlier: museum sets it
+	// back when a file commits late) lists the album again.
+	Seen int64 `json:"seen,omitempty"`
 }
 
 // Status is a file's outcome.
@@ -178,6 +182,10 @@ type Entry struct {
 	// Meta is what this album's copy and sidecar reflect; each album's copy
 	// is brought up to date when that album's diff reports the edit.
 	Meta Meta `json:"meta"`
+	// Updated is the updationTime of the listing entry this copy reflects,
+	// so an entry listed again (the overlap behind the cursor) is not
+	// applied twice; 0 in records of older quaks.
+	Updated int64 `json:"updated,omitempty"`
 }
 
 // File is one Ente file and where the backup keeps it.
