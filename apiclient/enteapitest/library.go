@@ -380,9 +380,13 @@ type File struct {
 }
 
 // AddFile uploads a file into the album.
-func (a *Album) AddFile(spec FileSpec) *File {
+func (a *Album) AddFile(spec FileSpec) *File { return a.AddFileBy(a.Owner, spec) }
+
+// AddFileBy uploads a file that u owns into the album: a collaborator's
+// file in a shared album.
+func (a *Album) AddFileBy(u *User, spec FileSpec) *File {
 	s := a.s
-	f := a.newFile(spec)
+	f := a.newFile(u, spec)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.files[f.ID] = f
@@ -400,7 +404,7 @@ func (a *Album) AddFile(spec FileSpec) *File {
 // may already have advanced past it, and the album's time can go back.
 func (a *Album) AddFileLate(spec FileSpec) (f *File, commit func()) {
 	s := a.s
-	f = a.newFile(spec)
+	f = a.newFile(a.Owner, spec)
 	s.mu.Lock()
 	stamp := s.now()
 	s.mu.Unlock()
@@ -414,8 +418,9 @@ func (a *Album) AddFileLate(spec FileSpec) (f *File, commit func()) {
 	}
 }
 
-// newFile makes a file's objects and metadata, not yet in any album.
-func (a *Album) newFile(spec FileSpec) *File {
+// newFile makes a file of owner's, its objects and metadata, not yet in
+// any album.
+func (a *Album) newFile(owner *User, spec FileSpec) *File {
 	s := a.s
 	hash := spec.Hash
 	if hash == "" {
@@ -435,9 +440,9 @@ func (a *Album) newFile(spec FileSpec) *File {
 	if spec.KeyLen > 0 {
 		keyLen = spec.KeyLen
 	}
-	f := &File{s: s, ID: s.id(), Owner: a.Owner, key: s.random(keyLen), spec: spec}
+	f := &File{s: s, ID: s.id(), Owner: owner, key: s.random(keyLen), spec: spec}
 	f.fileHeader = s.random(secretstream.HeaderSize)
-	f.fileObject = fmt.Sprintf("%d/file-%d", a.Owner.ID, f.ID)
+	f.fileObject = fmt.Sprintf("%d/file-%d", owner.ID, f.ID)
 	s.objects[f.fileObject] = f.fileContent()
 	if spec.Materialize || spec.CorruptAtRest {
 		var buf bytes.Buffer
@@ -462,7 +467,7 @@ func (a *Album) newFile(spec FileSpec) *File {
 			thumb = FakeJPEG(spec.Title)
 		}
 		f.thumbHeader = s.random(secretstream.HeaderSize)
-		f.thumbObject = fmt.Sprintf("%d/thumb-%d", a.Owner.ID, f.ID)
+		f.thumbObject = fmt.Sprintf("%d/thumb-%d", owner.ID, f.ID)
 		enc := mustSeal(f.sealKey(), f.thumbHeader, thumb)
 		if spec.CorruptThumbnail {
 			enc[len(enc)/2] ^= 1

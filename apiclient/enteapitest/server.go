@@ -3,6 +3,20 @@
 // real encryption of everything it serves, 307 redirects to a separate fake
 // object store, sharing, trash, thumbnail updates with museum's rules, and
 // fault injection per request. It counts every request.
+//
+// Rules of museum it keeps (read in museum's source, a621d73, and seen on a
+// running museum):
+//   - A new file's updationTime is stamped when its upload request arrives;
+//     the entry becomes visible only at commit, up to seconds later, and the
+//     album's updationTime is then set to that stamp, overwritten rather
+//     than maxed (repo/file.go; AddFileLate). An entry can appear below a
+//     cursor a reader already passed.
+//   - GET /collections/file: 404 FILE_NOT_FOUND_IN_ALBUM without an entry
+//     or for a deleted one; 403 {} for someone else's file unless the album
+//     is shared to the caller right now, which makes a collaborator's file
+//     in the caller's own album 403 too (CollectionController.GetFile).
+//   - Unsharing and sharing again keeps the collection id; in between the
+//     sharee lists a tombstone and the album's diff answers 404.
 package enteapitest
 
 import (

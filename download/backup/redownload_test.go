@@ -1,0 +1,46 @@
+package backup
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+)
+
+// A file to download again (quak verify found it changed) whose album is
+// no longer shared, or a collaborator's file in one's own album: museum
+// answers 403 for its entry. The run goes on, says so, and backs up the
+// rest; it does not abort on every later --verify.
+func TestRedownloadOfAFileNoLongerSharedGoesOn(t *testing.T) {
+	e := newEnv(t)
+	bob := e.s.AddUser("bob@example.org", "b", enteapitest.UserOptions{})
+	theirs := bob.AddAlbum("Bob's")
+	shared := theirs.AddFile(enteapitest.FileSpec{Title: "shared.jpg", Size: 10, Seed: 1})
+	theirs.ShareWith(e.u, "VIEWER")
+	mine := e.u.AddAlbum("Mine")
+	mine.ShareWith(bob, "COLLABORATOR")
+	collab := mine.AddFileBy(bob, enteapitest.FileSpec{Title: "collab.jpg", Size: 10, Seed: 2})
+	e.mustRun()
+	for _, p := range []string{"Bob's/shared.jpg", "Mine/collab.jpg"} {
+		require.NoError(t, os.WriteFile(filepath.Join(e.dir, p), []byte("damaged"), 0o644))
+	}
+	theirs.Unshare(e.u)
+	later := mine.AddFile(enteapitest.FileSpec{Title: "later.jpg", Size: 10, Seed: 3})
+
+	o := e.options()
+	o.Redownload = []int64{shared.ID, collab.ID}
+	sum, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	e.same("Mine/later.jpg", later.Plaintext())
+	assert.Equal(t, 1, sum.AlbumsDeleted, "the unshared album was seen")
+	warned := map[int64]bool{}
+	for _, ev := range e.kinds(FileWarning) {
+		warned[ev.FileID] = true
+	}
+	assert.True(t, warned[shared.ID] && warned[collab.ID], "each file that cannot be fetched again is named")
+}
