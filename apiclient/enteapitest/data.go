@@ -32,7 +32,7 @@ func (s *Server) collectionFor(a *Album, u *User) (apiclient.Collection, int64, 
 		c.MagicMetadata = s.collectionMagic(a, a.visibility)
 	} else {
 		sh := a.shares[u.ID]
-		if sh == nil {
+		if sh == nil || a.Owner.gone {
 			return c, 0, false
 		}
 		c.Owner = apiclient.CollectionUser{ID: a.Owner.ID, Email: a.Owner.Email}
@@ -87,7 +87,7 @@ func (s *Server) readable(u *User, id int64) *Album {
 	if a.Owner == u {
 		return a
 	}
-	if sh := a.shares[u.ID]; sh != nil && !sh.removed {
+	if sh := a.shares[u.ID]; sh != nil && !sh.removed && !a.Owner.gone {
 		return a
 	}
 	return nil

@@ -54,6 +54,16 @@ type User struct {
 	ottWrong  int
 	totpWrong int
 	usedTOTPs map[string]bool
+	gone      bool // the account was deleted
+}
+
+// DeleteAccount deletes u's account as museum does for a sharer: the
+// albums u shared leave their sharees' listings with no tombstone, and
+// their diffs answer 404.
+func (u *User) DeleteAccount() {
+	u.s.mu.Lock()
+	defer u.s.mu.Unlock()
+	u.gone = true
 }
 
 // AddUser creates an account with real keys and, unless told otherwise, SRP.

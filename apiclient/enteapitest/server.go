@@ -29,6 +29,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/quak-photos/quak/apiclient"
 )
@@ -168,6 +169,14 @@ func (s *Server) Freeze() {
 	defer s.mu.Unlock()
 	s.clock++
 	s.frozen = true
+}
+
+// Advance moves the clock d ahead: the hours that pass between a backup
+// and the next change, which the clock's one µs a step never models.
+func (s *Server) Advance(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock += d.Microseconds()
 }
 
 // Unfreeze restarts the clock.

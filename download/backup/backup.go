@@ -113,6 +113,9 @@ func (e *DirError) Error() string {
 
 func (e *DirError) Unwrap() error { return e.Err }
 
+// entryKey is a file's entry in an album.
+type entryKey struct{ file, collection int64 }
+
 type run struct {
 	o       Options
 	dir     string
@@ -134,7 +137,12 @@ type run struct {
 	indexErr error
 	indexed  bool
 	vanished int // albums whose diff answered 404 though listed as live
-	ov       overlay
+	// tombstones are the albums this run's listing shows deleted; goneNow,
+	// the album copies its diffs show deleted: what --prune may act on
+	// without asking the server again.
+	tombstones map[int64]bool
+	goneNow    map[entryKey]bool
+	ov         overlay
 	resumes  map[int64]*download.ResumePoint // where earlier runs left large downloads
 }
 
@@ -158,7 +166,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		return &Summary{}, err
 	}
 	r := &run{o: o, dir: dir, tmp: filepath.Join(dir, StateDir, TempDir), names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
-		touched: map[int64]bool{}, dirty: map[string]bool{},
+		touched: map[int64]bool{}, dirty: map[string]bool{}, tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{},
 		ov: overlay{files: map[string]bool{}, aliases: map[string]string{}}}
 	if o.DryRun {
 		st, drop, err := dryState(dir)
@@ -229,7 +237,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		err = cause
 	}
 	if err == nil && o.Prune {
-		err = r.prune()
+		err = r.prune(ctx)
 	}
 	if err == nil {
 		r.dropStaleResumes()

@@ -27,6 +27,9 @@ const (
 	AlbumPruned                      // --prune moved a deleted album's folder to the trash
 	PruneRefused                     // --prune moved nothing; Err says why
 	FileWarning                      // saved, but with an anomaly worth knowing (Err says what)
+	WouldPrune                       // an album copy a refused --prune would have moved
+	PruneKept                        // --prune left an album copy in place: its deletion is not proven (Err says why)
+	FileRestored                     // a file that came back on the server was moved back from the trash
 )
 
 // Event is one thing the backup did or decided. Fields that do not apply
@@ -72,6 +75,7 @@ type Summary struct {
 	AlbumsDeleted   int
 	AlbumsFailed    int
 	Pruned          int    // album copies moved to the trash
+	Restored        int    // album copies moved back from the trash
 	PruneRefused    string // why --prune moved nothing, if it did not run
 	Bytes           int64
 	Duration        time.Duration

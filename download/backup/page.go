@@ -46,6 +46,11 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 		case err != nil:
 			add(r.fail(sf, raw, a, "", err))
 		case it.Deleted:
+			if sf != nil && sf.Entries[c.ID] != nil {
+				r.mu.Lock()
+				r.goneNow[entryKey{sf.ID, c.ID}] = true
+				r.mu.Unlock()
+			}
 			if rec := r.deleted(sf, a, c); rec != nil {
 				add(stamp(rec, c.ID, raw.UpdationTime))
 			}

@@ -52,6 +52,7 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 			continue
 		}
 		albums[a.ID] = a
+		r.tombstones[a.ID] = a.Deleted
 	}
 	if r.o.FreeSpace != nil && !r.o.MetadataOnly {
 		if err := r.checkSpace(ctx, albums); err != nil {
@@ -98,6 +99,11 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 			return err
 		}
 	case c.Name != a.Name || c.Deleted:
+		if c.Deleted {
+			// It came back (shared again, say): its cursor is past files a
+			// prune took away, so it is listed from scratch.
+			c.Cursor, c.Seen, c.Pruned = 0, 0, false
+		}
 		if err := r.renameAlbum(c, a); err != nil {
 			return err
 		}
@@ -214,6 +220,9 @@ func applied(sf *state.File, e *apiclient.File, cid int64) bool {
 	}
 	return e.IsDeleted && (local == nil || local.Deleted)
 }
+
+// tombstone reports whether this run's listing shows album id deleted.
+func (r *run) tombstone(id int64) bool { return r.tombstones[id] }
 
 // albumGone records an album deleted on the server (or left); its folder stays.
 func (r *run) albumGone(c *state.Collection) error {

@@ -209,6 +209,17 @@ type File struct {
 	// it first, before listing anything.
 	Pending *apiclient.File `json:"pending,omitempty"`
 	Updated time.Time       `json:"updated"`
+	// Trash lists the album copies --prune moved to the trash, so a file
+	// that comes back is moved back rather than downloaded.
+	Trash []TrashCopy `json:"trash,omitempty"`
+}
+
+// TrashCopy is an album copy in the trash: the album it left and where
+// its parts and sidecar went, relative to the backup folder.
+type TrashCopy struct {
+	CollectionID int64    `json:"collectionID"`
+	Parts        []string `json:"parts"`
+	Sidecar      string   `json:"sidecar,omitempty"`
 }
 
 // Collections returns every known collection by id.

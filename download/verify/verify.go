@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/quak-photos/quak/apiclient/keys"
@@ -197,25 +196,7 @@ func (v *verifier) run(ctx context.Context) error {
 }
 
 // partHashes are the hashes f's parts were written with.
-func partHashes(f *state.File) []string {
-	h := f.LocalHash
-	if h == "" {
-		h = f.Meta.Hash
-	}
-	if catalog.IsLivePhoto(f.Meta) {
-		for _, lone := range []string{"image:", "video:"} {
-			if rest, ok := strings.CutPrefix(h, lone); ok {
-				return []string{rest} // an archive that held only one usable part
-			}
-		}
-		img, vid, ok := catalog.SplitLiveHash(h)
-		if !ok {
-			return nil
-		}
-		return []string{img, vid}
-	}
-	return []string{h}
-}
+func partHashes(f *state.File) []string { return catalog.PartHashes(f) }
 
 // file checks every album copy of f and reports whether it needs to be
 // downloaded again. Only errors that stop the run are returned.
