@@ -564,6 +564,8 @@ func TestCopiesWhenTheFileSystemCannotLink(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, os.SameFile(fa, fb), "a copy, not a link")
 	assert.Equal(t, 1, e.downloads(), "copied locally, never downloaded twice")
+	rec := e.fileState(f.ID)
+	assert.True(t, rec.Entries[b.ID].Copy != rec.Entries[a.ID].Copy, "the copy is recorded as one, so verify does not call it unlinked")
 }
 
 func TestPlainSize(t *testing.T) {

@@ -45,7 +45,8 @@ type largest struct {
 
 // plan returns the plaintext bytes this run would download (retried and
 // newly chosen files, and every new or changed file in changed albums,
-// each file once) and the largest of those files.
+// each file once) and the largest of those files. An album whose listing
+// fails is left out of the count (the sync reports it).
 func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64, largest, error) {
 	seen := map[int64]bool{}
 	var total int64
@@ -111,8 +112,11 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 				page, err = r.o.Client.Diff(ctx, id, since)
 				return err
 			})
-			if err != nil {
+			if err := r.diskError(err); fatal(ctx, err) {
 				return 0, big, fmt.Errorf("listing what is new in album %d: %w", id, err)
+			}
+			if err != nil {
+				break // the sync lists it again and reports it: one album never stops the run
 			}
 			for i := range page.Diff {
 				if err := consider(&page.Diff[i], a); err != nil {

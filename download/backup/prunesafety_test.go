@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -199,18 +200,35 @@ func TestADeletedAlbumMovesOnlyWhatQuakSaved(t *testing.T) {
 	e.same("Gone/notes.txt", []byte("mine"))
 	assert.Len(t, e.kinds(AlbumPruned), 1)
 
-	// The folder is left to the user: later runs never move it again.
+	// The user moves it all back from the trash: a folder recreated at its
+	// old name is the user's now, and later runs never move it again.
+	require.NoError(t, os.MkdirAll(filepath.Join(e.dir, "Gone", ".meta"), 0o755))
+	for _, name := range []string{"0.jpg", "1.jpg", "2.jpg", ".meta/album_meta.json"} {
+		require.NoError(t, os.Rename(filepath.Join(e.dir, trashToday, "Gone", name), filepath.Join(e.dir, "Gone", name)))
+	}
 	for i := 0; i < 2; i++ {
 		sum, err = e.prune(100)
 		require.NoError(t, err)
 		assert.Zero(t, sum.Pruned)
-		e.same("Gone/notes.txt", []byte("mine"))
+		assert.Empty(t, e.kinds(AlbumPruned))
+		for _, name := range []string{"notes.txt", "0.jpg", ".meta/album_meta.json"} {
+			assert.True(t, e.exists("Gone/"+name), "%s moved again", name)
+		}
 	}
 }
 
 // Two files of the same path trashed on the same day both stay in the
-// trash.
+// trash, on file systems with hard links or without.
 func TestTheTrashNeverOverwrites(t *testing.T) {
+	t.Run("links", testTheTrashNeverOverwrites)
+	t.Run("no links", func(t *testing.T) {
+		hardLink = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+		t.Cleanup(func() { hardLink = os.Link })
+		testTheTrashNeverOverwrites(t)
+	})
+}
+
+func testTheTrashNeverOverwrites(t *testing.T) {
 	e := newEnv(t)
 	a := e.u.AddAlbum("A")
 	first := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})

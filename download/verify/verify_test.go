@@ -218,3 +218,36 @@ func TestAHashMismatchIsReported(t *testing.T) {
 	assert.False(t, sum.OK())
 	assert.Equal(t, []int64{f.ID}, sum.Redownload)
 }
+
+// On a disk without hard links, backup copies a file into its second
+// album and records the copy as one: verify does not call it unlinked
+// (which would exit 2 for ever), but still checks its bytes.
+func TestRecordedCopiesAreNotUnlinked(t *testing.T) {
+	fx := newFix(t)
+	f := fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 500, Seed: 3})
+	b := fx.u.AddAlbum("B")
+	b.Add(f)
+	fx.backup(t)
+	// What backup does where links are impossible: a copy, recorded as one.
+	bcopy := filepath.Join(fx.dir, "B", "x.jpg")
+	data, err := os.ReadFile(bcopy)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(bcopy))
+	require.NoError(t, os.WriteFile(bcopy, data, 0o644))
+	st, err := state.Open(filepath.Join(fx.dir, ".quak", "state.db"))
+	require.NoError(t, err)
+	rec, err := st.File(f.ID)
+	require.NoError(t, err)
+	rec.Entries[b.ID].Copy = true
+	require.NoError(t, st.Commit([]*state.File{rec}, nil))
+	require.NoError(t, st.Close())
+
+	sum, problems := verifyAll(t, fx.dir)
+	assert.Empty(t, problems)
+	assert.True(t, sum.OK())
+	data[7] ^= 1
+	require.NoError(t, os.WriteFile(bcopy, data, 0o644))
+	_, problems = verifyAll(t, fx.dir)
+	require.Len(t, problems, 1)
+	assert.Equal(t, Changed, problems[0].Kind, "a copy's bytes are still checked")
+}
