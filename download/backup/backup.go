@@ -143,7 +143,7 @@ type run struct {
 	tombstones map[int64]bool
 	goneNow    map[entryKey]bool
 	ov         overlay
-	resumes  map[int64]*download.ResumePoint // where earlier runs left large downloads
+	resumes    map[int64]*download.ResumePoint // where earlier runs left large downloads
 }
 
 // Run backs up the account into o.Dir. The summary is returned even with an
