@@ -158,7 +158,8 @@ func record(it *catalog.Item, sf *state.File) *state.File {
 // next run retries it first.
 func (r *run) fail(sf *state.File, raw *apiclient.File, a *catalog.Album, title string, err error) *state.File {
 	rec := record(&catalog.Item{FileID: raw.ID, OwnerID: raw.OwnerID}, sf)
-	rec.Status, rec.Error, rec.Pending = state.Failed, err.Error(), raw
+	rec.Status, rec.Error = state.Failed, err.Error()
+	pend(rec, raw)
 	reason := Reason(err)
 	r.mu.Lock()
 	r.sum.Failed++
@@ -168,6 +169,18 @@ func (r *run) fail(sf *state.File, raw *apiclient.File, a *catalog.Album, title 
 	r.mu.Unlock()
 	r.emit(Event{Kind: FileFailed, Album: a.Name, Title: title, FileID: raw.ID, CollectionID: a.ID, Err: err})
 	return rec
+}
+
+// pend makes raw rec's pending entry, keeping the entries of other albums
+// it was pending in (one per album).
+func pend(rec *state.File, raw *apiclient.File) {
+	var also []*apiclient.File
+	for _, p := range append([]*apiclient.File{rec.Pending}, rec.PendingAlso...) {
+		if p != nil && p.CollectionID != raw.CollectionID {
+			also = append(also, p)
+		}
+	}
+	rec.Pending, rec.PendingAlso = raw, also
 }
 
 // fresh reports a file with no saved content: new, failed or skipped.
@@ -199,7 +212,8 @@ func (r *run) takeFile(it *catalog.Item) bool {
 // later run with wider filters downloads it without listing again.
 func (r *run) skip(sf *state.File, raw *apiclient.File, a *catalog.Album, it *catalog.Item) *state.File {
 	rec := record(it, sf)
-	rec.Status, rec.Error, rec.Pending, rec.Meta = state.Skipped, "", raw, it.Meta
+	rec.Status, rec.Error, rec.Meta = state.Skipped, "", it.Meta
+	pend(rec, raw)
 	r.mu.Lock()
 	r.sum.Skipped++
 	r.touched[it.FileID] = true

@@ -47,7 +47,7 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	// final name always has the sidecar that says it is this file's, so a
 	// run killed in between is recognised, not saved a second time as _1.
 	sidecarFirst := func(names []string, local string, mismatch bool) error {
-		rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil
+		rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending, rec.PendingAlso = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil, nil
 		rec.LocalHash = local
 		rec.Status = state.Saved
 		if mismatch {

@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,4 +44,24 @@ func TestRedownloadOfAFileNoLongerSharedGoesOn(t *testing.T) {
 		warned[ev.FileID] = true
 	}
 	assert.True(t, warned[shared.ID] && warned[collab.ID], "each file that cannot be fetched again is named")
+}
+
+// A new file in two albums that fails in both is retried next run in
+// both: saved once and placed in each album, not only in the last one
+// whose listing showed it.
+func TestAFailedFileInTwoAlbumsLandsInBoth(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
+	f := a.AddFile(enteapitest.FileSpec{Title: "both.jpg", Size: 100, Seed: 1})
+	b.Add(f)
+	e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID), enteapitest.Repeat(enteapitest.Status(500), 8)...)
+	sum := e.mustRun()
+	require.Positive(t, sum.Failed)
+	sum = e.mustRun()
+	assert.Equal(t, 1, sum.New)
+	assert.Equal(t, 1, sum.Linked)
+	e.same("A/both.jpg", f.Plaintext())
+	e.same("B/both.jpg", f.Plaintext())
+	again := e.mustRun()
+	assert.Zero(t, again.New+again.Linked)
 }

@@ -215,10 +215,21 @@ func applied(sf *state.File, e *apiclient.File, cid int64) bool {
 	switch {
 	case local != nil && local.Updated == e.UpdationTime:
 		return true
-	case sf.Pending != nil && sf.Pending.CollectionID == cid && sf.Pending.UpdationTime == e.UpdationTime:
+	case pendingIn(sf, cid, e.UpdationTime):
 		return true // failed or left out: retried from its record
 	}
 	return e.IsDeleted && (local == nil || local.Deleted)
+}
+
+// pendingIn reports whether sf waits for a retry with its entry in album
+// cid at time t.
+func pendingIn(sf *state.File, cid, t int64) bool {
+	for _, p := range append([]*apiclient.File{sf.Pending}, sf.PendingAlso...) {
+		if p != nil && p.CollectionID == cid && p.UpdationTime == t {
+			return true
+		}
+	}
+	return false
 }
 
 // tombstone reports whether this run's listing shows album id deleted.
@@ -372,8 +383,8 @@ func (r *run) takeAlbum(a *catalog.Album) bool {
 }
 
 // retryFailed retries last run's failed files first, from their recorded
-// diff entries, before anything is listed; and files earlier filters left
-// out that this run's filters take.
+// diff entries (in every album that listed them), before anything is
+// listed; and files earlier filters left out that this run's filters take.
 func (r *run) retryFailed(ctx context.Context, albums map[int64]*catalog.Album, cancel context.CancelCauseFunc) error {
 	var pending []*state.File
 	err := r.st.Files(func(f *state.File) error {
@@ -387,18 +398,26 @@ func (r *run) retryFailed(ctx context.Context, albums map[int64]*catalog.Album, 
 	}
 	byAlbum := map[int64][]apiclient.File{}
 	for _, f := range pending {
-		a := albums[f.Pending.CollectionID]
-		if a == nil || a.Deleted || r.colls[a.ID] == nil || !r.takeAlbum(a) {
-			continue
-		}
-		if f.Status == state.Skipped {
-			if it, err := catalog.OpenItem(f.Pending, a); err != nil || !r.takeFile(it) {
-				continue // still left out
+		for _, p := range append([]*apiclient.File{f.Pending}, f.PendingAlso...) {
+			a := albums[p.CollectionID]
+			if a == nil || a.Deleted || r.colls[a.ID] == nil || !r.takeAlbum(a) {
+				continue
 			}
+			if f.Status == state.Skipped {
+				if it, err := catalog.OpenItem(p, a); err != nil || !r.takeFile(it) {
+					continue // still left out
+				}
+			}
+			byAlbum[a.ID] = append(byAlbum[a.ID], *p)
 		}
-		byAlbum[a.ID] = append(byAlbum[a.ID], *f.Pending)
 	}
-	for id, entries := range byAlbum {
+	ids := make([]int64, 0, len(byAlbum))
+	for id := range byAlbum {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		entries := byAlbum[id]
 		files, _, err := r.page(ctx, albums[id], r.colls[id], entries, cancel)
 		if cerr := r.commit(files, nil); cerr != nil {
 			return errors.Join(err, cerr)

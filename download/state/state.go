@@ -206,8 +206,11 @@ type File struct {
 	// Entries maps collection id to the file's place in that album folder.
 	Entries map[int64]*Entry `json:"entries"`
 	// Pending is the diff entry of a failed file, so the next run can retry
-	// it first, before listing anything.
-	Pending *apiclient.File `json:"pending,omitempty"`
+	// it first, before listing anything; PendingAlso, its entries in other
+	// albums whose listings showed it while it was failing, so it lands in
+	// each of them.
+	Pending     *apiclient.File   `json:"pending,omitempty"`
+	PendingAlso []*apiclient.File `json:"pendingAlso,omitempty"`
 	Updated time.Time       `json:"updated"`
 	// Trash lists the album copies --prune moved to the trash, so a file
 	// that comes back is moved back rather than downloaded.
