@@ -211,7 +211,7 @@ type File struct {
 	// each of them.
 	Pending     *apiclient.File   `json:"pending,omitempty"`
 	PendingAlso []*apiclient.File `json:"pendingAlso,omitempty"`
-	Updated time.Time       `json:"updated"`
+	Updated     time.Time         `json:"updated"`
 	// Trash lists the album copies --prune moved to the trash, so a file
 	// that comes back is moved back rather than downloaded.
 	Trash []TrashCopy `json:"trash,omitempty"`
