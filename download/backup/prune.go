@@ -30,6 +30,7 @@ type pruneItem struct {
 	cid    int64
 	folder string   // the album's folder
 	album  string   // the album's name
+	title  string
 	names  []string // parts, then the sidecar, relative to folder
 }
 
@@ -67,7 +68,7 @@ func (r *run) prune(ctx context.Context) error {
 	}
 	if why != "" {
 		for _, it := range items {
-			r.emit(Event{Kind: WouldPrune, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Path: it.path()})
+			r.emit(Event{Kind: WouldPrune, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
 		}
 		return r.refusePrune(why)
 	}
@@ -104,7 +105,7 @@ func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, [
 				continue
 			}
 			names := append(append([]string{}, e.Parts...), filepath.Join(".meta", e.Name+".json"))
-			items = append(items, pruneItem{file: f, cid: cid, folder: c.Folder, album: c.Name, names: names})
+			items = append(items, pruneItem{file: f, cid: cid, folder: c.Folder, album: c.Name, title: e.Meta.Title, names: names})
 		}
 		return nil
 	})
@@ -129,7 +130,7 @@ func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, [
 // mark the server contradicts (the entry is live) is cleared.
 func (r *run) proven(ctx context.Context, it pruneItem, c *state.Collection) (bool, error) {
 	kept := func(why string) (bool, error) {
-		r.emit(Event{Kind: PruneKept, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Path: it.path(), Err: errors.New(why)})
+		r.emit(Event{Kind: PruneKept, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path(), Err: errors.New(why)})
 		return false, nil
 	}
 	switch {
@@ -200,7 +201,7 @@ func (r *run) pruneEntry(trash string, it pruneItem) error {
 	}
 	*it.file = rec // later items of the same file build on this one
 	r.sum.Pruned++
-	r.emit(Event{Kind: FilePruned, FileID: rec.ID, CollectionID: it.cid, Album: it.album, Path: it.path()})
+	r.emit(Event{Kind: FilePruned, FileID: rec.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
 	return nil
 }
 
