@@ -28,8 +28,8 @@ const DefaultMaxDelete = 100
 type pruneItem struct {
 	file   *state.File
 	cid    int64
-	folder string   // the album's folder
-	album  string   // the album's name
+	folder string // the album's folder
+	album  string // the album's name
 	title  string
 	names  []string // parts, then the sidecar, relative to folder
 }
