@@ -21,11 +21,10 @@ func TestPruneAndPruneTrash(t *testing.T) {
 	f.Trash()
 	day := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 	e.now = func() time.Time { return day }
-	code, out, errOut := e.run("backup", "--prune", "--max-delete", "0", "--json", dir)
-	if code != 64 {
+	if code, _, _ := e.run("backup", "--prune", "--max-delete", "0", dir); code != 64 {
 		t.Fatalf("--max-delete 0: code %d", code)
 	}
-	code, out, errOut = e.run("backup", "--prune", "--dry-run", "--json", dir)
+	code, out, errOut := e.run("backup", "--prune", "--dry-run", "--json", dir)
 	if code != 0 || !strings.Contains(errOut, "would move to the trash (deleted on the server): "+filepath.Join("A", "x.jpg")) {
 		t.Fatalf("dry run: code %d\n%s%s", code, out, errOut)
 	}

@@ -229,6 +229,7 @@ func TestTheTrashNeverOverwrites(t *testing.T) {
 }
 
 func testTheTrashNeverOverwrites(t *testing.T) {
+	t.Helper()
 	e := newEnv(t)
 	a := e.u.AddAlbum("A")
 	first := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
@@ -252,6 +253,7 @@ func testTheTrashNeverOverwrites(t *testing.T) {
 // Ctrl-C or a fatal error, not with album filters.
 func TestPruneOnlyAfterACompleteRun(t *testing.T) {
 	setup := func(t *testing.T) (*env, *enteapitest.File) {
+		t.Helper()
 		e := newEnv(t)
 		a := e.u.AddAlbum("A")
 		f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
