@@ -34,7 +34,9 @@ func (r *run) markForRedownload(ctx context.Context) error {
 		}
 		cids := make([]int64, 0, len(sf.Entries))
 		for cid, e := range sf.Entries {
-			if c := colls[cid]; c != nil && !c.Deleted && !e.Deleted {
+			// An album marked deleted is asked too: it may be back (shared
+			// again), and the server's answer says so.
+			if c := colls[cid]; c != nil && !e.Deleted {
 				cids = append(cids, cid)
 			}
 		}

@@ -44,6 +44,13 @@ func TestRedownloadOfAFileNoLongerSharedGoesOn(t *testing.T) {
 		warned[ev.FileID] = true
 	}
 	assert.True(t, warned[shared.ID] && warned[collab.ID], "each file that cannot be fetched again is named")
+
+	// Shared again: the album is back, and so is the file's copy.
+	theirs.ShareWith(e.u, "VIEWER")
+	o.Redownload = []int64{shared.ID}
+	_, err = Run(context.Background(), o)
+	require.NoError(t, err)
+	e.same("Bob's/shared.jpg", shared.Plaintext())
 }
 
 // A new file in two albums that fails in both is retried next run in
