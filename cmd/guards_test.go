@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,5 +60,45 @@ func TestAlbumFailuresReachLastRun(t *testing.T) {
 	}
 	if code, out, _ := e.run("status", "--offline", dir); code == 0 || strings.Contains(out, "healthy") {
 		t.Fatalf("status after a failed album: code %d, %q", code, out)
+	}
+}
+
+// What --prune moved comes back when the server lists it again, and the
+// summary says so; a mark the server contradicts is named as kept.
+func TestPruneRestoreAndKeptAreReported(t *testing.T) {
+	e, s, u, dir := loggedIn(t)
+	a := u.AddAlbum("A")
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	y := a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 10, Seed: 2})
+	if code, out, _ := e.run("backup", dir); code != 0 || strings.Contains(out, "trash") {
+		t.Fatalf("backup: code %d, %q: the summary speaks of the trash only when something moved", code, out)
+	}
+	a.Remove(x)
+	if code, _, errOut := e.run("backup", "--prune", dir); code != 0 || !strings.Contains(errOut, "moved to the trash") {
+		t.Fatalf("prune: code %d, %q", code, errOut)
+	}
+	a.Add(x)
+	code, out, errOut := e.run("backup", dir)
+	if code != 0 || !strings.Contains(out, "1 moved back from the trash") ||
+		!strings.Contains(errOut, "moved back from the trash (listed on the server again): "+filepath.Join("A", "x.jpg")) {
+		t.Fatalf("restore: code %d\n%s%s", code, out, errOut)
+	}
+
+	// A listing that wrongly says y is gone marks it; --prune asks, and keeps it.
+	a.AddFile(enteapitest.FileSpec{Title: "z.jpg", Size: 10, Seed: 3})
+	s.Inject("GET /collections/v2/diff", enteapitest.StatusBody(200, fmt.Sprintf(
+		`{"diff":[{"id":%d,"collectionID":%d,"ownerID":%d,"isDeleted":true,"updationTime":%d}],"hasMore":false}`,
+		y.ID, a.ID, u.ID, 1_700_000_000_000_000+10_000)))
+	if code, _, _ := e.run("backup", "--no-space-check", dir); code != 0 {
+		t.Fatal("backup failed")
+	}
+	code, out, errOut = e.run("backup", "--prune", "--json", dir)
+	kept := ofType(jsonLinesOf(t, out), "prune-kept")
+	if code != 0 || len(kept) != 1 || kept[0]["fileID"] != float64(y.ID) || !strings.Contains(kept[0]["reason"].(string), "wrongly") ||
+		!strings.Contains(errOut, "not moving "+filepath.Join("A", "y.jpg")+" to the trash") {
+		t.Fatalf("code %d, prune-kept %v\n%s", code, kept, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "A", "y.jpg")); err != nil {
+		t.Fatal("a live file was moved")
 	}
 }

@@ -99,7 +99,7 @@ func TestNoRangeBeforeTheFirstChunk(t *testing.T) {
 // middle is at most a sixteenth of the file behind.
 func TestAKillAtTheMiddleRefetchesAtMost60Percent(t *testing.T) {
 	fx := setup(t)
-	const size = 64 << 20
+	const size = 72 << 20 // 18 chunks: a sixteenth is more than one
 	f := fx.album.AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: size, Seed: 5})
 	fe := fx.fetcher()
 	var points []int64
@@ -120,5 +120,31 @@ func TestAKillAtTheMiddleRefetchesAtMost60Percent(t *testing.T) {
 		}
 	}
 	assert.LessOrEqual(t, float64(total-last)/float64(total), 0.60, "points at %v of %d", points, total)
-	assert.LessOrEqual(t, len(points), 16, "a point at most every sixteenth")
+	for i := 1; i < len(points); i++ {
+		assert.GreaterOrEqual(t, points[i]-points[i-1], download.SaveSpacing(total), "points at %v", points)
+	}
+}
+
+// Only downloads larger than SaveAbove keep points as they go; none when
+// SaveAbove is not set.
+func TestResumePointsOnlyAboveTheThreshold(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "v.mp4", Size: 9 << 20, Seed: 6})
+	for _, c := range []struct {
+		above int64
+		want  bool
+	}{{0, false}, {secretstream.CiphertextSize(9 << 20), false}, {secretstream.CiphertextSize(9<<20) - 1, true}} {
+		fe := fx.fetcher()
+		points := 0
+		fe.Save = func(_ int64, rp *download.ResumePoint) {
+			if rp != nil {
+				points++
+			}
+		}
+		fe.SaveAbove = c.above
+		p, err := fe.Fetch(context.Background(), fx.target(f), fx.dir)
+		require.NoError(t, err)
+		p.Discard()
+		assert.Equal(t, c.want, points > 0, "SaveAbove %d: %d points", c.above, points)
+	}
 }

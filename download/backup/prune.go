@@ -98,9 +98,14 @@ func (r *run) prune(ctx context.Context) error {
 // albums this run proves deleted.
 func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, []*state.Collection, error) {
 	var items []pruneItem
-	err := r.st.Files(func(f *state.File) error {
-		for cid, e := range f.Entries {
-			c := colls[cid]
+	err := r.st.Files(func(f *state.File) error { // in file id order
+		cids := make([]int64, 0, len(f.Entries))
+		for cid := range f.Entries {
+			cids = append(cids, cid)
+		}
+		sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
+		for _, cid := range cids {
+			c, e := colls[cid], f.Entries[cid]
 			if c == nil || c.Pruned || (!e.Deleted && !c.Deleted) {
 				continue
 			}
@@ -108,12 +113,6 @@ func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, [
 			items = append(items, pruneItem{file: f, cid: cid, folder: c.Folder, album: c.Name, title: e.Meta.Title, names: names})
 		}
 		return nil
-	})
-	sort.Slice(items, func(i, j int) bool {
-		if items[i].file.ID != items[j].file.ID {
-			return items[i].file.ID < items[j].file.ID
-		}
-		return items[i].cid < items[j].cid
 	})
 	var albums []*state.Collection
 	for _, c := range colls {

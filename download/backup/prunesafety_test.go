@@ -57,6 +57,7 @@ func TestAReSharedAlbumComesBackWhole(t *testing.T) {
 				assert.Equal(t, 2, sum.Restored)
 				assert.Equal(t, downloads, e.downloads(), "moved back from the trash, not downloaded")
 				assert.False(t, e.exists(trashToday+"/Trip/a.jpg"), "moved, not copied")
+				assert.False(t, e.exists(trashToday+"/Trip/.meta/a.jpg.json"), "its old sidecar does not linger in the trash")
 			}
 			assert.Equal(t, 2, sum.TotalFiles)
 			again := e.mustRun()
@@ -165,6 +166,12 @@ func TestMarksOfARefusedPruneAreNeverTrusted(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		assert.True(t, e.exists(fmt.Sprintf("A/%d.jpg", i)))
 	}
+	kept := e.kinds(PruneKept)
+	require.Len(t, kept, 5, "each mark the server contradicts is named")
+	assert.Contains(t, kept[0].Err.Error(), "marked it deleted wrongly")
+	sum, err = e.prune(10)
+	require.NoError(t, err)
+	assert.Empty(t, e.kinds(PruneKept), "the contradicted marks were cleared")
 	files[0].Trash() // a real deletion is still pruned
 	sum, err = e.prune(10)
 	require.NoError(t, err)
@@ -302,4 +309,40 @@ func TestPruneOnlyAfterACompleteRun(t *testing.T) {
 			assert.True(t, e.exists("A/x.jpg"))
 		})
 	}
+}
+
+// Every deleted album of a run is pruned, each with its own event.
+func TestSeveralDeletedAlbumsArePruned(t *testing.T) {
+	e := newEnv(t)
+	one, two := e.u.AddAlbum("One"), e.u.AddAlbum("Two")
+	one.AddFile(enteapitest.FileSpec{Title: "1.jpg", Size: 10, Seed: 1})
+	two.AddFile(enteapitest.FileSpec{Title: "2.jpg", Size: 10, Seed: 2})
+	e.mustRun()
+	one.Delete()
+	two.Delete()
+	sum, err := e.prune(100)
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.Pruned)
+	assert.Len(t, e.kinds(AlbumPruned), 2)
+	assert.False(t, e.exists("One") || e.exists("Two"), "both folders, empty, are gone")
+	assert.True(t, e.exists(trashToday+"/One/.meta/album_meta.json") && e.exists(trashToday+"/Two/.meta/album_meta.json"))
+}
+
+// A collaborator's file taken out of the account's own album is pruned by
+// the run whose listing shows it gone: museum refuses to say anything
+// more about it (403), so that listing is the proof.
+func TestACollaboratorsFileDeletedThisRunIsPruned(t *testing.T) {
+	e := newEnv(t)
+	bob := e.s.AddUser("bob@example.org", "b", enteapitest.UserOptions{})
+	mine := e.u.AddAlbum("Mine")
+	mine.ShareWith(bob, "COLLABORATOR")
+	theirs := mine.AddFileBy(bob, enteapitest.FileSpec{Title: "bobs.jpg", Size: 10, Seed: 1})
+	e.mustRun()
+	e.s.Advance(24 * time.Hour)
+	mine.Remove(theirs)
+	sum, err := e.prune(100)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Pruned)
+	assert.False(t, e.exists("Mine/bobs.jpg"))
+	assert.Zero(t, e.s.Requests("GET /collections/file"), "the listing was proof enough")
 }

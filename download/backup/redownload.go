@@ -65,10 +65,9 @@ func (r *run) markForRedownload(ctx context.Context) error {
 		}
 		if !found {
 			album := ""
-			for cid := range sf.Entries {
-				if c := colls[cid]; c != nil && (album == "" || c.Name < album) {
-					album = c.Name
-				}
+			for _, cid := range cids {
+				album = colls[cid].Name
+				break // the first, by id
 			}
 			r.emit(Event{Kind: FileWarning, FileID: id, Title: sf.Meta.Title, Album: album,
 				Err: errors.New("missing or changed on disk, but no album gives it to this account any more: it cannot be downloaded again")})

@@ -39,11 +39,11 @@ func TestRedownloadOfAFileNoLongerSharedGoesOn(t *testing.T) {
 	require.NoError(t, err)
 	e.same("Mine/later.jpg", later.Plaintext())
 	assert.Equal(t, 1, sum.AlbumsDeleted, "the unshared album was seen")
-	warned := map[int64]bool{}
+	warned := map[int64]string{}
 	for _, ev := range e.kinds(FileWarning) {
-		warned[ev.FileID] = true
+		warned[ev.FileID] = ev.Album
 	}
-	assert.True(t, warned[shared.ID] && warned[collab.ID], "each file that cannot be fetched again is named")
+	assert.Equal(t, map[int64]string{shared.ID: "Bob's", collab.ID: "Mine"}, warned, "each file that cannot be fetched again is named, with its album")
 
 	// Shared again: the album is back, and so is the file's copy.
 	theirs.ShareWith(e.u, "VIEWER")
@@ -71,4 +71,42 @@ func TestAFailedFileInTwoAlbumsLandsInBoth(t *testing.T) {
 	e.same("B/both.jpg", f.Plaintext())
 	again := e.mustRun()
 	assert.Zero(t, again.New+again.Linked)
+}
+
+// A file to download again that left one of its albums (404 there) is
+// fetched through another.
+func TestRedownloadFallsBackToAnotherAlbum(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
+	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1})
+	b.Add(f)
+	e.mustRun()
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "B", "x.jpg"), []byte("damaged"), 0o644))
+	a.Remove(f) // not yet seen by the backup
+	o := e.options()
+	o.Redownload = []int64{f.ID}
+	_, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	e.same("B/x.jpg", f.Plaintext())
+	assert.Empty(t, e.kinds(FileWarning))
+}
+
+// A file the filters leave out stays left out, run after run, until the
+// filters take it.
+func TestAFilteredFileStaysOut(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "pic.jpg", Size: 10, Seed: 1})
+	clip := a.AddFile(enteapitest.FileSpec{Title: "clip.mp4", FileType: 1, Size: 10, Seed: 2})
+	o := e.options()
+	o.Filter.SkipVideos = true
+	for i := 0; i < 2; i++ {
+		sum, err := Run(context.Background(), o)
+		require.NoError(t, err)
+		assert.False(t, e.exists("A/clip.mp4"), "run %d downloaded a video --skip-videos leaves out", i+1)
+		assert.Equal(t, 1-i, sum.Skipped, "left out once, and not looked at again while the filters are the same")
+	}
+	sum := e.mustRun()
+	assert.Equal(t, 1, sum.New)
+	e.same("A/clip.mp4", clip.Plaintext())
 }

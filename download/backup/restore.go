@@ -18,8 +18,7 @@ import (
 // there is no such copy (the caller downloads the file).
 func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection) *state.File {
 	want := catalog.PartHashes(sf)
-	for i := range sf.Trash {
-		tc := sf.Trash[(i+r.trashFirst(sf, c.ID))%len(sf.Trash)]
+	for i, tc := range sf.Trash {
 		if len(want) == 0 || len(tc.Parts) != len(want) || !r.intact(tc.Parts, want) {
 			continue
 		}
@@ -30,16 +29,14 @@ func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *s
 		names := r.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(tc.Parts))
 		for j, p := range tc.Parts {
 			if err := r.rename(filepath.Join(r.dir, p), filepath.Join(dir, names[j])); err != nil {
+				for k := range j { // put back what moved: the file is downloaded instead
+					_ = r.rename(filepath.Join(dir, names[k]), filepath.Join(r.dir, tc.Parts[k]))
+				}
 				return nil
 			}
 		}
 		rec := record(it, sf)
-		rec.Trash = nil
-		for _, other := range sf.Trash {
-			if other.Sidecar != tc.Sidecar || !sameStrings(other.Parts, tc.Parts) {
-				rec.Trash = append(rec.Trash, other)
-			}
-		}
+		rec.Trash = append(append([]state.TrashCopy{}, sf.Trash[:i]...), sf.Trash[i+1:]...)
 		rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
 		if err := r.writeSidecar(rec, c, nil); err != nil {
 			return nil
@@ -59,17 +56,6 @@ func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *s
 	return nil
 }
 
-// trashFirst is the index of sf's trash copy from album cid, so the copy
-// that left this album is tried first.
-func (r *run) trashFirst(sf *state.File, cid int64) int {
-	for i, tc := range sf.Trash {
-		if tc.CollectionID == cid {
-			return i
-		}
-	}
-	return 0
-}
-
 // intact reports whether every part (relative to DIR, inside its trash) is
 // a regular file with the hash it was saved with.
 func (r *run) intact(parts, want []string) bool {
@@ -83,18 +69,6 @@ func (r *run) intact(parts, want []string) bool {
 		}
 		h, err := download.HashFile(abs)
 		if err != nil || keys.EncodeB64(h) != want[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
 			return false
 		}
 	}

@@ -65,3 +65,23 @@ func TestTheSweepTouchesOnlyQuaksTempArea(t *testing.T) {
 	assert.False(t, e.exists(strings.TrimPrefix(leftover, e.dir+"/")), "a leftover in quak's temp area stays")
 	assert.Len(t, e.kinds(LeftoversRemoved), 1)
 }
+
+// A file whose sidecar cannot be written is not saved: no file at a final
+// name without the sidecar that says whose it is.
+func TestNoFileWithoutItsSidecar(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "ok.jpg", Size: 10, Seed: 1})
+	e.mustRun()
+	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 2})
+	// A folder where its sidecar goes: the rename onto it fails, even as root.
+	require.NoError(t, os.MkdirAll(filepath.Join(e.dir, "A", ".meta", "x.jpg.json", "in the way"), 0o755))
+	sum := e.mustRun()
+	assert.Equal(t, 1, sum.Failed)
+	assert.False(t, e.exists("A/x.jpg"))
+	require.NoError(t, os.RemoveAll(filepath.Join(e.dir, "A", ".meta", "x.jpg.json")))
+	sum = e.mustRun()
+	assert.Equal(t, 1, sum.New)
+	e.same("A/x.jpg", f.Plaintext())
+	e.noTemps()
+}

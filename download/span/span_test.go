@@ -25,6 +25,8 @@ func TestParse(t *testing.T) {
 		{" 1y2mo3w4d5h6min7s ", time.Date(2025, 1, 6, 6, 53, 53, 0, time.UTC),
 			(365+60+25)*24*time.Hour + 5*time.Hour + 6*time.Minute + 7*time.Second},
 		{"0d", now, 0},
+		{"1d0h", time.Date(2026, 3, 30, 12, 0, 0, 0, time.UTC), 24 * time.Hour},
+		{"1w9h", time.Date(2026, 3, 24, 3, 0, 0, 0, time.UTC), 7*24*time.Hour + 9*time.Hour},
 	} {
 		sp, err := Parse(c.in)
 		if err != nil {
@@ -74,6 +76,9 @@ func TestDurationSaturates(t *testing.T) {
 	}
 	if d, _ := Parse("273y"); d.Duration() < 0 {
 		t.Fatal("273 years overflowed")
+	}
+	if d, _ := Parse("100000d"); d.Duration() != 100_000*24*time.Hour {
+		t.Fatalf("100000 days saturated: %v", d.Duration())
 	}
 }
 

@@ -209,10 +209,12 @@ func (v *verifier) file(f *state.File) (bad bool, err error) {
 	sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
 	if f.Status == state.HashMismatch {
 		// Its bytes may be intact, but never matched what Ente says they are.
-		e, c := f.Entries[cids[0]], v.colls[cids[0]]
 		p := ""
-		if c != nil && len(e.Parts) > 0 {
-			p = filepath.Join(c.Folder, e.Parts[0])
+		if c := v.colls[cids[0]]; c != nil {
+			for _, part := range f.Entries[cids[0]].Parts {
+				p = filepath.Join(c.Folder, part)
+				break // the first
+			}
 		}
 		v.report(Problem{Kind: Mismatch, FileID: f.ID, Path: p,
 			Detail: "its bytes do not match Ente's hash for it (what the uploader sent, or a damaged download)"})
