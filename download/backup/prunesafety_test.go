@@ -171,6 +171,7 @@ func TestMarksOfARefusedPruneAreNeverTrusted(t *testing.T) {
 	assert.Contains(t, kept[0].Err.Error(), "marked it deleted wrongly")
 	sum, err = e.prune(10)
 	require.NoError(t, err)
+	assert.Zero(t, sum.Pruned)
 	assert.Empty(t, e.kinds(PruneKept), "the contradicted marks were cleared")
 	files[0].Trash() // a real deletion is still pruned
 	sum, err = e.prune(10)
