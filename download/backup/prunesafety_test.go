@@ -312,19 +312,29 @@ func TestPruneOnlyAfterACompleteRun(t *testing.T) {
 	}
 }
 
-// Every deleted album of a run is pruned, each with its own event.
+// Every deleted album of a run is pruned, each with its own event, in a
+// stable order (file id, then album id): the same run says the same lines.
 func TestSeveralDeletedAlbumsArePruned(t *testing.T) {
 	e := newEnv(t)
 	one, two := e.u.AddAlbum("One"), e.u.AddAlbum("Two")
-	one.AddFile(enteapitest.FileSpec{Title: "1.jpg", Size: 10, Seed: 1})
-	two.AddFile(enteapitest.FileSpec{Title: "2.jpg", Size: 10, Seed: 2})
+	first := one.AddFile(enteapitest.FileSpec{Title: "1.jpg", Size: 10, Seed: 1})
+	two.Add(first)
+	second := two.AddFile(enteapitest.FileSpec{Title: "2.jpg", Size: 10, Seed: 2})
 	e.mustRun()
 	one.Delete()
 	two.Delete()
 	sum, err := e.prune(100)
 	require.NoError(t, err)
-	assert.Equal(t, 2, sum.Pruned)
-	assert.Len(t, e.kinds(AlbumPruned), 2)
+	assert.Equal(t, 3, sum.Pruned)
+	var moved []string
+	for _, ev := range e.kinds(FilePruned) {
+		moved = append(moved, fmt.Sprintf("%d in %d", ev.FileID, ev.CollectionID))
+	}
+	assert.Equal(t, []string{fmt.Sprintf("%d in %d", first.ID, one.ID), fmt.Sprintf("%d in %d", first.ID, two.ID),
+		fmt.Sprintf("%d in %d", second.ID, two.ID)}, moved)
+	albums := e.kinds(AlbumPruned)
+	require.Len(t, albums, 2)
+	assert.Equal(t, []int64{one.ID, two.ID}, []int64{albums[0].CollectionID, albums[1].CollectionID})
 	assert.False(t, e.exists("One") || e.exists("Two"), "both folders, empty, are gone")
 	assert.True(t, e.exists(trashToday+"/One/.meta/album_meta.json") && e.exists(trashToday+"/Two/.meta/album_meta.json"))
 }
