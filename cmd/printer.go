@@ -68,6 +68,9 @@ var eventTypes = map[backup.Kind]string{
 	backup.PruneRefused:     "prune-refused",
 	backup.FileWarning:      "warning",
 	backup.ViewsChanged:     "views-changed",
+	backup.WouldPrune:       "would-prune",
+	backup.PruneKept:        "prune-kept",
+	backup.FileRestored:     "restored",
 }
 
 // jsonEvent writes e as one JSON object (Progress is not written: the
@@ -97,6 +100,9 @@ func (p *printer) jsonEvent(e backup.Event) {
 	}
 	if e.Kind == backup.FileWarning {
 		f["warning"] = errText(e.Err)
+	}
+	if e.Kind == backup.PruneKept {
+		f["reason"] = errText(e.Err)
 	}
 	if e.Kind == backup.FileFailed || e.Kind == backup.AlbumFailed {
 		f["reason"], f["error"] = backup.Reason(e.Err), errText(e.Err)
@@ -155,6 +161,12 @@ func (p *printer) event(e backup.Event) {
 		p.line("album folder %s to the trash (album deleted on the server): %s", p.verb("moved", "would move"), e.Path)
 	case backup.PruneRefused:
 		p.line("not pruning: %v", e.Err)
+	case backup.WouldPrune:
+		p.line("would have moved to the trash: %s", e.Path)
+	case backup.PruneKept:
+		p.line("not moving %s to the trash: %v", e.Path, e.Err)
+	case backup.FileRestored:
+		p.line("%s from the trash (listed on the server again): %s", p.verb("moved back", "would move back"), e.Path)
 	case backup.FileWarning:
 		p.line("warning: %s / %s (file %d): %v", e.Album, orUnknown(e.Title), e.FileID, e.Err)
 	case backup.ViewsChanged:
@@ -260,6 +272,7 @@ func summaryFields(s *backup.Summary, code int) map[string]any {
 			"new": s.New, "linked": s.Linked, "adopted": s.Adopted, "metadata": s.Updated, "unchanged": s.Unchanged,
 			"failed": s.Failed, "hashMismatches": s.HashMismatches, "deletedOnServer": s.DeletedOnServer,
 			"albumsDeleted": s.AlbumsDeleted, "albumsFailed": s.AlbumsFailed, "skipped": s.Skipped, "pruned": s.Pruned,
+			"restored": s.Restored,
 		},
 		"reasons":   reasons,
 		"bytes":     s.Bytes,
@@ -283,6 +296,9 @@ func summaryLine(s *backup.Summary) string {
 	}
 	if s.Pruned > 0 {
 		line += fmt.Sprintf(", %d moved to the trash", s.Pruned)
+	}
+	if s.Restored > 0 {
+		line += fmt.Sprintf(", %d moved back from the trash", s.Restored)
 	}
 	return line + fmt.Sprintf("; %s in %s", humanBytes(s.Bytes), s.Duration.Round(time.Millisecond))
 }

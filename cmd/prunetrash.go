@@ -2,23 +2,28 @@ package cmd
 
 import (
 	"fmt"
-	"strings"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/quak-photos/quak/download/backup"
-	"github.com/quak-photos/quak/download/filter"
+	"github.com/quak-photos/quak/download/span"
 )
 
 func newPruneTrashCmd(d deps) *cobra.Command {
-	var olderThan string
+	var olderThan span.Span
+	var dry bool
 	c := &cobra.Command{
 		Use:   "prune-trash DIR",
 		Short: "Delete what backup --prune moved to DIR's trash long enough ago",
 		Long: `quak backup --prune never deletes: it moves what the server deleted to
 DIR/.quak/trash/<date>/, keeping the paths. prune-trash deletes the days of
-that trash older than --older-than (default 30d), for good.
+that trash older than --older-than (default 30d), for good. --dry-run lists
+every file it would delete and deletes nothing.
+
+Lengths of time: a whole number and a unit, s, min, h, d, w, mo (months) or
+y (years): 30d, 2w, 6mo. A bare m is refused (minutes or months?).
 
 Exit codes: 0 done, 4 a backup is running in DIR, 5 DIR holds no quak backup.`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -32,19 +37,30 @@ Exit codes: 0 done, 4 a backup is running in DIR, 5 DIR holds no quak backup.`,
 			if d.now != nil {
 				now = d.now
 			}
-			cutoff, err := filter.ParseTime(olderThan, now())
-			if err != nil || !cutoff.Before(now()) {
-				return &usageError{fmt.Errorf("--older-than wants an age such as 30d, 2w or 12h")}
+			cutoff := olderThan.Before(now())
+			if !cutoff.Before(now()) {
+				return &usageError{fmt.Errorf("--older-than wants a length of time such as 30d, 2w or 6mo")}
 			}
-			removed, err := backup.EmptyTrash(args[0], cutoff)
-			if len(removed) > 0 {
-				fmt.Fprintf(d.stdout, "Deleted the trash of %s.\n", strings.Join(removed, ", "))
-			} else if err == nil {
+			days, err := backup.EmptyTrash(args[0], cutoff, dry)
+			verb := "Deleted"
+			if dry {
+				verb = "Would delete"
+			}
+			for _, day := range days {
+				fmt.Fprintf(d.stdout, "%s the trash of %s (%d files, %s).\n", verb, day.Name, len(day.Files), humanBytes(day.Bytes))
+				if dry {
+					for _, f := range day.Files {
+						fmt.Fprintf(d.stdout, "  %s\n", filepath.Join(day.Name, f))
+					}
+				}
+			}
+			if len(days) == 0 && err == nil {
 				fmt.Fprintln(d.stdout, "Nothing in the trash is that old.")
 			}
 			return err
 		},
 	}
-	c.Flags().StringVar(&olderThan, "older-than", "30d", "delete trash days older than this age")
+	spanVar(c.Flags(), &olderThan, "older-than", span.Of(30*24*time.Hour), "delete trash days older than this (30d, 2w, 6mo)")
+	c.Flags().BoolVar(&dry, "dry-run", false, "list what would be deleted, and delete nothing")
 	return c
 }

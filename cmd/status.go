@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/span"
 	"github.com/quak-photos/quak/errs"
 )
 
@@ -57,7 +58,7 @@ When several apply, the first in the order 5, 3, 6, 2 is the code.`,
 		RunE: func(c *cobra.Command, args []string) error { return runStatus(c.Context(), d, o, args[0]) },
 	}
 	f := c.Flags()
-	f.DurationVar(&o.maxAge, "max-age", 36*time.Hour, "the oldest a last fully successful run may be")
+	durationVar(f, &o.maxAge, "max-age", 36*time.Hour, "the oldest a last fully successful run may be (36h, 2d, 1w)")
 	f.BoolVar(&o.json, "json", false, "one JSON object on stdout")
 	f.BoolVar(&o.offline, "offline", false, "do not ask the server whether the session is valid")
 	o.net.register(f)
@@ -137,7 +138,7 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 		problems = append(problems, problem{exitStale, "no backup run has fully succeeded yet"})
 	case now().Sub(success.End) > o.maxAge:
 		problems = append(problems, problem{exitStale, fmt.Sprintf("the last fully successful run ended %s ago, more than --max-age %s",
-			ago(now().Sub(success.End)), o.maxAge)})
+			ago(now().Sub(success.End)), span.Text(o.maxAge))})
 	}
 	if last.Outcome != "ok" {
 		problems = append(problems, problem{exitPartial, fmt.Sprintf("the last run ended %s (exit code %d)", last.Outcome, last.ExitCode)})

@@ -74,7 +74,7 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 	if err != nil {
 		return err
 	}
-	kinds := []verify.Kind{verify.Missing, verify.Changed, verify.Extra, verify.Unlinked}
+	kinds := []verify.Kind{verify.Missing, verify.Changed, verify.Extra, verify.Unlinked, verify.Mismatch}
 	if jl != nil {
 		counts := map[string]int{}
 		for _, k := range kinds {
@@ -95,7 +95,7 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 		fmt.Fprintf(d.stdout, "%d of %d files checked (%s read): %s; in %s\n", sum.Checked, sum.Total,
 			humanBytes(sum.Bytes), strings.Join(parts, ", "), sum.Duration.Round(time.Millisecond))
 		if len(sum.Redownload) > 0 {
-			fmt.Fprintf(d.stdout, "Run quak backup --verify %s to download the missing and changed files again.\n", dir)
+			fmt.Fprintf(d.stdout, "Run quak backup --verify %s to download the missing, changed and mismatched files again.\n", dir)
 		}
 	}
 	if !sum.OK() {

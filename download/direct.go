@@ -8,7 +8,13 @@ import (
 )
 
 // directOpen opens the O_DIRECT descriptor; tests replace it.
-var directOpen = openDirect
+var directOpen = func(path string) (directFile, error) { return openDirect(path) }
+
+// directFile is what the writer needs of the O_DIRECT descriptor.
+type directFile interface {
+	WriteAt(b []byte, off int64) (int, error)
+	Close() error
+}
 
 // directMin is the smallest download written around the page cache.
 const directMin = 8 << 20
@@ -25,8 +31,8 @@ const directBlock = 4096
 // rename go through it.
 type directWriter struct {
 	plain  *os.File
-	direct *os.File // nil once fallen back
-	buf    []byte   // aligned, a multiple of directBlock
+	direct directFile // nil once fallen back
+	buf    []byte     // aligned, a multiple of directBlock
 	n      int
 	off    int64 // file offset of buf[0]
 }

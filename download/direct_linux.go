@@ -10,5 +10,5 @@ import (
 var errInvalid = syscall.EINVAL
 
 func openDirect(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT, 0)
+	return os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT|noFollow, 0)
 }

@@ -17,19 +17,23 @@ func TestDirectWriterWritesExactly(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i*7 + i>>13)
 	}
+	real := directOpen
 	for _, c := range []struct {
 		name   string
-		open   func(string) (*os.File, error)
+		open   func(string) (directFile, error)
 		offset int64
 	}{
-		{"direct", openDirect, 0},
-		{"direct, resumed at 4 MiB", openDirect, 4 << 20},
-		{"no O_DIRECT", func(string) (*os.File, error) { return nil, errors.New("unsupported") }, 0},
-		{"refused mid-way", func(p string) (*os.File, error) { return os.OpenFile(p, os.O_RDONLY, 0) }, 0},
+		{"direct", real, 0},
+		{"direct, resumed at 4 MiB", real, 4 << 20},
+		{"no O_DIRECT", func(string) (directFile, error) { return nil, errors.New("unsupported") }, 0},
+		{"refused mid-way", func(p string) (directFile, error) { return os.OpenFile(p, os.O_RDONLY, 0) }, 0},
+		// A file system that opens with O_DIRECT but refuses the writes.
+		{"writes refused with EINVAL", func(string) (directFile, error) { return einvalWriter{}, nil }, 0},
+		{"writes refused with EINVAL, resumed at 4 MiB", func(string) (directFile, error) { return einvalWriter{}, nil }, 4 << 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			directOpen = c.open
-			t.Cleanup(func() { directOpen = openDirect })
+			t.Cleanup(func() { directOpen = real })
 			tmp, err := os.CreateTemp(t.TempDir(), "x")
 			require.NoError(t, err)
 			defer func() { _ = tmp.Close() }()
@@ -69,3 +73,12 @@ func TestDirectWriterWritesExactly(t *testing.T) {
 	}
 	assert.Nil(t, newDirectWriter(&os.File{}, 100), "an unaligned offset is never written directly")
 }
+
+// einvalWriter is an O_DIRECT descriptor whose every write is refused as
+// invalid, as some file systems do.
+type einvalWriter struct{}
+
+func (einvalWriter) WriteAt([]byte, int64) (int, error) {
+	return 0, &os.PathError{Op: "write", Path: "x", Err: errInvalid}
+}
+func (einvalWriter) Close() error { return nil }

@@ -318,19 +318,31 @@ func TestCancelStopsTheDownload(t *testing.T) {
 	fx.noTemps()
 }
 
+// The sweep empties the temp folder it is given, whatever the names in
+// it, keeps what a later run takes up, and looks nowhere else.
 func TestRemoveLeftovers(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755))
-	for _, p := range []string{download.TempPrefix + "1", "a/" + download.TempPrefix + "2", "a/b/keep.jpg", "a/keep" + download.TempPrefix,
-		"a/b/" + download.TempPrefix + "resumable"} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte("x"), 0o644))
+	root := t.TempDir()
+	tmp := filepath.Join(root, "tmp")
+	require.NoError(t, os.MkdirAll(filepath.Join(tmp, "unpacked"), 0o700))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "album"), 0o755))
+	for _, p := range []string{"tmp/" + download.TempPrefix + "1", "tmp/other", "tmp/unpacked/x", "tmp/" + download.TempPrefix + "resumable",
+		"album/" + download.TempPrefix + "2", download.TempPrefix + "3"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte("x"), 0o644))
 	}
-	resumable := filepath.Join(dir, "a/b/"+download.TempPrefix+"resumable")
-	n, err := download.RemoveLeftovers(dir, map[string]bool{resumable: true})
+	require.NoError(t, os.Symlink(filepath.Join(root, "album"), filepath.Join(tmp, "link")))
+	resumable := filepath.Join(tmp, download.TempPrefix+"resumable")
+	n, err := download.RemoveLeftovers(tmp, map[string]bool{resumable: true})
 	require.NoError(t, err)
-	assert.Equal(t, 2, n)
-	_, err = os.Stat(filepath.Join(dir, "a/b/keep.jpg"))
-	assert.NoError(t, err)
-	_, err = os.Stat(resumable)
-	assert.NoError(t, err, "a download a later run takes up is kept")
+	assert.Equal(t, 4, n)
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Len(t, left, 1)
+	assert.Equal(t, download.TempPrefix+"resumable", left[0].Name(), "a download a later run takes up is kept")
+	for _, p := range []string{"album/" + download.TempPrefix + "2", download.TempPrefix + "3"} {
+		_, err = os.Stat(filepath.Join(root, p))
+		assert.NoError(t, err, "%s, outside the temp folder, was removed", p)
+	}
+	n, err = download.RemoveLeftovers(filepath.Join(root, "none"), nil)
+	assert.NoError(t, err, "no temp folder yet: nothing to do")
+	assert.Zero(t, n)
 }

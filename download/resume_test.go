@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/errs"
 )
@@ -47,6 +48,8 @@ func TestResumeStartsOverWhenTheAnswerDoesNotContinue(t *testing.T) {
 		ranges []string
 	}{
 		{"200", enteapitest.IgnoreRange(), nil, []string{"", rangeFrom(2 * wire)}},
+		{"206 from a later offset", enteapitest.ShiftRange(wire), nil, []string{"", rangeFrom(3 * wire), ""}},
+		{"206 from an earlier offset", enteapitest.ShiftRange(-100), nil, []string{"", rangeFrom(2*wire - 100), ""}},
 		{"416", enteapitest.Status(416), nil, []string{"", ""}},
 		{"new ETag", enteapitest.Pass(), func(f *enteapitest.File) { f.SetETag("stored again") }, []string{"", rangeFrom(2 * wire), ""}},
 	} {
@@ -89,4 +92,59 @@ func TestNoRangeBeforeTheFirstChunk(t *testing.T) {
 	got, _ := fx.fetchAndCommit(f)
 	assert.True(t, bytes.Equal(f.Plaintext(), got))
 	assert.Equal(t, []string{"", ""}, fx.s.Ranges(fx.storeRoute(f)))
+}
+
+// A run killed at the middle of a large download refetches at most 60% of
+// it: of the resume points saved as it went, the last one before the
+// middle is at most a sixteenth of the file behind.
+func TestAKillAtTheMiddleRefetchesAtMost60Percent(t *testing.T) {
+	fx := setup(t)
+	const size = 72 << 20 // 18 chunks: a sixteenth is more than one
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: size, Seed: 5})
+	fe := fx.fetcher()
+	var points []int64
+	fe.Save = func(_ int64, rp *download.ResumePoint) {
+		if rp != nil {
+			points = append(points, rp.Offset)
+		}
+	}
+	fe.SaveAbove = 16 << 20
+	p, err := fe.Fetch(context.Background(), fx.target(f), fx.dir)
+	require.NoError(t, err)
+	p.Discard()
+	total := secretstream.CiphertextSize(size)
+	last := int64(0) // what a kill one byte before the middle leaves
+	for _, off := range points {
+		if off < total/2 {
+			last = max(last, off)
+		}
+	}
+	assert.LessOrEqual(t, float64(total-last)/float64(total), 0.60, "points at %v of %d", points, total)
+	for i := 1; i < len(points); i++ {
+		assert.GreaterOrEqual(t, points[i]-points[i-1], download.SaveSpacing(total), "points at %v", points)
+	}
+}
+
+// Only downloads larger than SaveAbove keep points as they go; none when
+// SaveAbove is not set.
+func TestResumePointsOnlyAboveTheThreshold(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "v.mp4", Size: 9 << 20, Seed: 6})
+	for _, c := range []struct {
+		above int64
+		want  bool
+	}{{0, false}, {secretstream.CiphertextSize(9 << 20), false}, {secretstream.CiphertextSize(9<<20) - 1, true}} {
+		fe := fx.fetcher()
+		points := 0
+		fe.Save = func(_ int64, rp *download.ResumePoint) {
+			if rp != nil {
+				points++
+			}
+		}
+		fe.SaveAbove = c.above
+		p, err := fe.Fetch(context.Background(), fx.target(f), fx.dir)
+		require.NoError(t, err)
+		p.Discard()
+		assert.Equal(t, c.want, points > 0, "SaveAbove %d: %d points", c.above, points)
+	}
 }

@@ -32,7 +32,7 @@ func (s *Server) collectionFor(a *Album, u *User) (apiclient.Collection, int64, 
 		c.MagicMetadata = s.collectionMagic(a, a.visibility)
 	} else {
 		sh := a.shares[u.ID]
-		if sh == nil {
+		if sh == nil || a.Owner.gone {
 			return c, 0, false
 		}
 		c.Owner = apiclient.CollectionUser{ID: a.Owner.ID, Email: a.Owner.Email}
@@ -87,7 +87,7 @@ func (s *Server) readable(u *User, id int64) *Album {
 	if a.Owner == u {
 		return a
 	}
-	if sh := a.shares[u.ID]; sh != nil && !sh.removed {
+	if sh := a.shares[u.ID]; sh != nil && !sh.removed && !a.Owner.gone {
 		return a
 	}
 	return nil
@@ -167,12 +167,24 @@ func (s *Server) collectionFile(w http.ResponseWriter, r *http.Request) {
 	fid, _ := qint(r, "fileID")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := s.readable(u, cid)
+	// museum's order (CollectionController.GetFile): no entry at all is 404;
+	// someone else's file needs a live share of the album to the caller,
+	// else 403 (so a collaborator's file in the caller's own album is 403
+	// too); a deleted entry is 404. The album itself is not checked.
+	a := s.collections[cid]
 	var e *entry
 	if a != nil {
 		e = a.entries[fid]
 	}
-	if e == nil || e.deleted {
+	if e == nil {
+		apiErr(w, 404, "FILE_NOT_FOUND_IN_ALBUM", "file not found in album")
+		return
+	}
+	if sh := a.shares[u.ID]; e.file.Owner != u && (sh == nil || sh.removed) {
+		apiErr(w, 403, "", "")
+		return
+	}
+	if e.deleted {
 		apiErr(w, 404, "FILE_NOT_FOUND_IN_ALBUM", "file not found in album")
 		return
 	}

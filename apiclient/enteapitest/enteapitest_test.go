@@ -217,3 +217,36 @@ func TestMetadataIsWrittenAsEntesAppsWriteIt(t *testing.T) {
 	assert.Equal(t, 7.0, meta["east.jpg"]["longitude"], "one coordinate not 0 is a location")
 	assert.Equal(t, map[string]any{"lat": 0.0, "long": 8.0}, pub["east.jpg"])
 }
+
+// GET /collections/file answers as museum does: 404 for no entry or a
+// deleted one, 403 for someone else's file unless the album is shared to
+// the caller right now (so a collaborator's file in one's own album is 403).
+func TestCollectionFileAnswersAsMuseum(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{})
+	defer s.Close()
+	alice := s.AddUser("alice@example.org", "a", enteapitest.UserOptions{})
+	bob := s.AddUser("bob@example.org", "b", enteapitest.UserOptions{})
+	family := alice.AddAlbum("Family")
+	mine := family.AddFile(enteapitest.FileSpec{Title: "mine.jpg", Size: 10})
+	gone := family.AddFile(enteapitest.FileSpec{Title: "gone.jpg", Size: 10})
+	family.Remove(gone)
+	family.ShareWith(bob, "COLLABORATOR")
+	bobs := family.AddFileBy(bob, enteapitest.FileSpec{Title: "bobs.jpg", Size: 10})
+	ctx := context.Background()
+	asAlice, asBob := s.Client(nil).WithToken(alice.Token()), s.Client(nil).WithToken(bob.Token())
+	get := func(c *apiclient.Client, f *enteapitest.File) int {
+		_, err := c.CollectionFile(ctx, family.ID, f.ID)
+		return status(err)
+	}
+	assert.Zero(t, get(asAlice, mine))
+	assert.Equal(t, 404, get(asAlice, gone))
+	assert.Equal(t, 403, get(asAlice, bobs), "a collaborator's file in one's own album")
+	assert.Zero(t, get(asBob, mine))
+	assert.Zero(t, get(asBob, bobs))
+	_, err := asAlice.CollectionFile(ctx, family.ID, 999999)
+	assert.Equal(t, 404, status(err))
+
+	family.Unshare(bob)
+	assert.Equal(t, 403, get(asBob, mine), "no longer shared")
+	assert.Zero(t, get(asBob, bobs), "one's own file, wherever it is")
+}

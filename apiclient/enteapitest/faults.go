@@ -32,6 +32,7 @@ const (
 	faultDeclare
 	faultLoseResponse
 	faultIgnoreRange
+	faultShiftRange
 )
 
 // Pass lets one request through untouched (to script "fail, pass, fail").
@@ -77,6 +78,11 @@ func LoseResponse() Fault { return Fault{kind: faultLoseResponse} }
 // IgnoreRange serves the whole object with 200, as a store that does not
 // honour Range would.
 func IgnoreRange() Fault { return Fault{kind: faultIgnoreRange} }
+
+// ShiftRange answers a ranged request with 206 from n bytes after the
+// offset asked for (before it, for negative n): a store or proxy that
+// serves the wrong part of the object.
+func ShiftRange(n int64) Fault { return Fault{kind: faultShiftRange, n: n} }
 
 // Repeat is f, n times.
 func Repeat(f Fault, n int) []Fault {
@@ -143,6 +149,11 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault, h h
 		resetConnection(w)
 	case faultIgnoreRange:
 		r.Header.Set("X-Fake-Ignore-Range", "1")
+		h.ServeHTTP(w, r)
+	case faultShiftRange:
+		if from, ok := rangeStart(r.Header.Get("Range")); ok {
+			r.Header.Set("Range", "bytes="+strconv.FormatInt(max(from+f.n, 0), 10)+"-")
+		}
 		h.ServeHTTP(w, r)
 	default:
 		h.ServeHTTP(&faultWriter{ResponseWriter: w, r: r, s: s, f: f}, r)

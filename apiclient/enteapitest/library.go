@@ -54,6 +54,16 @@ type User struct {
 	ottWrong  int
 	totpWrong int
 	usedTOTPs map[string]bool
+	gone      bool // the account was deleted
+}
+
+// DeleteAccount deletes u's account as museum does for a sharer: the
+// albums u shared leave their sharees' listings with no tombstone, and
+// their diffs answer 404.
+func (u *User) DeleteAccount() {
+	u.s.mu.Lock()
+	defer u.s.mu.Unlock()
+	u.gone = true
 }
 
 // AddUser creates an account with real keys and, unless told otherwise, SRP.
@@ -389,7 +399,47 @@ type File struct {
 }
 
 // AddFile uploads a file into the album.
-func (a *Album) AddFile(spec FileSpec) *File {
+func (a *Album) AddFile(spec FileSpec) *File { return a.AddFileBy(a.Owner, spec) }
+
+// AddFileBy uploads a file that u owns into the album: a collaborator's
+// file in a shared album.
+func (a *Album) AddFileBy(u *User, spec FileSpec) *File {
+	s := a.s
+	f := a.newFile(u, spec)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[f.ID] = f
+	a.addLocked(f)
+	return f
+}
+
+// AddFileLate uploads a file the way museum commits one that arrives
+// while others are committed: its updationTime is stamped now, when the
+// request arrives, but it stays invisible until commit is called (museum
+// first checks the objects in the store, retrying for up to ~1.5 s). At
+// commit the entry appears with that earlier stamp, and the album's
+// updationTime is set to it: overwritten, not maxed. Whatever changed in
+// between has later times, so the entry appears below a cursor a reader
+// may already have advanced past it, and the album's time can go back.
+func (a *Album) AddFileLate(spec FileSpec) (f *File, commit func()) {
+	s := a.s
+	f = a.newFile(a.Owner, spec)
+	s.mu.Lock()
+	stamp := s.now()
+	s.mu.Unlock()
+	return f, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.files[f.ID] = f
+		a.addLocked(f)
+		a.entries[f.ID].updated = stamp
+		a.updated = stamp
+	}
+}
+
+// newFile makes a file of owner's, its objects and metadata, not yet in
+// any album.
+func (a *Album) newFile(owner *User, spec FileSpec) *File {
 	s := a.s
 	hash := spec.Hash
 	if hash == "" {
@@ -409,9 +459,9 @@ func (a *Album) AddFile(spec FileSpec) *File {
 	if spec.KeyLen > 0 {
 		keyLen = spec.KeyLen
 	}
-	f := &File{s: s, ID: s.id(), Owner: a.Owner, key: s.random(keyLen), spec: spec}
+	f := &File{s: s, ID: s.id(), Owner: owner, key: s.random(keyLen), spec: spec}
 	f.fileHeader = s.random(secretstream.HeaderSize)
-	f.fileObject = fmt.Sprintf("%d/file-%d", a.Owner.ID, f.ID)
+	f.fileObject = fmt.Sprintf("%d/file-%d", owner.ID, f.ID)
 	s.objects[f.fileObject] = f.fileContent()
 	if spec.Materialize || spec.CorruptAtRest {
 		var buf bytes.Buffer
@@ -436,7 +486,7 @@ func (a *Album) AddFile(spec FileSpec) *File {
 			thumb = FakeJPEG(spec.Title)
 		}
 		f.thumbHeader = s.random(secretstream.HeaderSize)
-		f.thumbObject = fmt.Sprintf("%d/thumb-%d", a.Owner.ID, f.ID)
+		f.thumbObject = fmt.Sprintf("%d/thumb-%d", owner.ID, f.ID)
 		enc := mustSeal(f.sealKey(), f.thumbHeader, thumb)
 		if spec.CorruptThumbnail {
 			enc[len(enc)/2] ^= 1
@@ -448,8 +498,6 @@ func (a *Album) AddFile(spec FileSpec) *File {
 		s.objects[f.thumbObject] = o
 	}
 	f.encryptMetadata()
-	s.files[f.ID] = f
-	a.addLocked(f)
 	return f
 }
 

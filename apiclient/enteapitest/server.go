@@ -11,6 +11,20 @@
 // and long (used only when not both 0), and offsetTime, the "±HH:mm" UTC
 // offset of the place a photo was taken (web/packages/media/file-metadata.ts;
 // a date edit in the web app keeps it).
+//
+// Rules of museum it keeps (read in museum's source, a621d73, and seen on a
+// running museum):
+//   - A new file's updationTime is stamped when its upload request arrives;
+//     the entry becomes visible only at commit, up to seconds later, and the
+//     album's updationTime is then set to that stamp, overwritten rather
+//     than maxed (repo/file.go; AddFileLate). An entry can appear below a
+//     cursor a reader already passed.
+//   - GET /collections/file: 404 FILE_NOT_FOUND_IN_ALBUM without an entry
+//     or for a deleted one; 403 {} for someone else's file unless the album
+//     is shared to the caller right now, which makes a collaborator's file
+//     in the caller's own album 403 too (CollectionController.GetFile).
+//   - Unsharing and sharing again keeps the collection id; in between the
+//     sharee lists a tombstone and the album's diff answers 404.
 package enteapitest
 
 import (
@@ -23,6 +37,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/quak-photos/quak/apiclient"
 )
@@ -162,6 +177,14 @@ func (s *Server) Freeze() {
 	defer s.mu.Unlock()
 	s.clock++
 	s.frozen = true
+}
+
+// Advance moves the clock d ahead: the hours that pass between a backup
+// and the next change, which the clock's one µs a step never models.
+func (s *Server) Advance(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock += d.Microseconds()
 }
 
 // Unfreeze restarts the clock.

@@ -30,6 +30,11 @@ import (
 // StateDir is the folder under DIR where quak keeps its state and lock.
 const StateDir = ".quak"
 
+// TempDir, under StateDir, holds every file quak is still writing: on the
+// same file system as the album folders, so each final rename is atomic,
+// and away from them, so a photo manager never sees a half-written file.
+const TempDir = "tmp"
+
 // Options configure a run.
 type Options struct {
 	Dir      string
@@ -113,9 +118,13 @@ func (e *DirError) Error() string {
 
 func (e *DirError) Unwrap() error { return e.Err }
 
+// entryKey is a file's entry in an album.
+type entryKey struct{ file, collection int64 }
+
 type run struct {
 	o       Options
 	dir     string
+	tmp     string // DIR/.quak/tmp: every file being written
 	st      *state.Store
 	fetcher *download.Fetcher
 
@@ -133,8 +142,13 @@ type run struct {
 	indexErr error
 	indexed  bool
 	vanished int // albums whose diff answered 404 though listed as live
-	ov       overlay
-	resumes  map[int64]*download.ResumePoint // where earlier runs left large downloads
+	// tombstones are the albums this run's listing shows deleted; goneNow,
+	// the album copies its diffs show deleted: what --prune may act on
+	// without asking the server again.
+	tombstones map[int64]bool
+	goneNow    map[entryKey]bool
+	ov         overlay
+	resumes    map[int64]*download.ResumePoint // where earlier runs left large downloads
 	// expected holds the hashes of files being downloaded, to recognise one
 	// a killed run left at its final name; viewNamers the names taken in
 	// each date folder; viewsFull is set while prepareViews converts every
@@ -165,8 +179,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if err != nil {
 		return &Summary{}, err
 	}
-	r := &run{o: o, dir: dir, names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
+	r := &run{o: o, dir: dir, tmp: filepath.Join(dir, StateDir, TempDir), names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
 		touched: map[int64]bool{}, dirty: map[string]bool{}, expected: map[int64]string{},
+		tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{},
 		ov: overlay{files: map[string]bool{}, aliases: map[string]string{}}}
 	if o.DryRun {
 		st, drop, err := dryState(dir)
@@ -212,7 +227,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		for _, rp := range r.resumes {
 			keep[rp.Temp] = true
 		}
-		if n, err := download.RemoveLeftovers(dir, keep); err != nil {
+		if n, err := download.RemoveLeftovers(r.tmp, keep); err != nil {
 			return &r.sum, err
 		} else if n > 0 {
 			r.emit(Event{Kind: LeftoversRemoved, Files: n})
@@ -233,14 +248,14 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		r.emit(Event{Kind: Progress, Bytes: n})
 	}}
 	if r.o.ResumeAbove > 0 {
-		r.fetcher.Save, r.fetcher.SaveEvery = r.saveResume, r.o.ResumeAbove
+		r.fetcher.Save, r.fetcher.SaveAbove = r.saveResume, r.o.ResumeAbove
 	}
 	err = r.sync(ctx, cancel)
 	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) {
 		err = cause
 	}
 	if err == nil && o.Prune {
-		err = r.prune()
+		err = r.prune(ctx)
 	}
 	if err == nil {
 		r.dropStaleResumes()
@@ -265,11 +280,11 @@ func (r *run) record(runErr error) error {
 		return nil
 	}
 	v, ok := r.o.Record(&r.sum, runErr)
-	if err := writeJSON(filepath.Join(r.dir, StateDir, LastRunFile), v); err != nil {
+	if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, LastRunFile), v); err != nil {
 		return fmt.Errorf("recording the run: %w", err)
 	}
 	if ok {
-		if err := writeJSON(filepath.Join(r.dir, StateDir, LastSuccessFile), v); err != nil {
+		if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, LastSuccessFile), v); err != nil {
 			return fmt.Errorf("recording the run: %w", err)
 		}
 	}
@@ -321,7 +336,7 @@ func prepareDir(dir string, init, dry bool) (string, error) {
 	case dry:
 		return abs, nil
 	}
-	if err := os.MkdirAll(filepath.Join(abs, StateDir), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(abs, StateDir, TempDir), 0o700); err != nil {
 		return "", &DirError{Dir: dir, Reason: "is not writable", Err: err}
 	}
 	probe, err := os.CreateTemp(abs, download.TempPrefix+"probe-*")
@@ -382,7 +397,7 @@ func (r *run) writeFile(path string, b []byte) error {
 		r.note(path, true)
 		return nil
 	}
-	if err := writeFile(path, b); err != nil {
+	if err := writeFile(r.tmp, path, b); err != nil {
 		return err
 	}
 	r.mu.Lock()

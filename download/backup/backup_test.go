@@ -134,10 +134,16 @@ func (e *env) walk() []string {
 	return out
 }
 
+// noTemps checks that no temp file is left, in quak's temp area or
+// anywhere else.
 func (e *env) noTemps() {
 	e.t.Helper()
 	for _, p := range e.walk() {
 		assert.NotContains(e.t, filepath.Base(p), download.TempPrefix, "temp file left: %s", p)
+	}
+	left, err := os.ReadDir(filepath.Join(e.dir, StateDir, TempDir))
+	if err == nil {
+		assert.Empty(e.t, left, "temp files left in quak's temp area")
 	}
 }
 
@@ -362,7 +368,7 @@ func TestInterruptedRunLeavesNoHalfFiles(t *testing.T) {
 	e.noTemps()
 
 	// A run killed outright leaves its temp file: the next run removes it.
-	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "Big", download.TempPrefix+"123"), []byte("half"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, StateDir, TempDir, download.TempPrefix+"123"), []byte("half"), 0o644))
 	sum := e.mustRun()
 	assert.Equal(t, 1, sum.New)
 	assert.Len(t, e.kinds(LeftoversRemoved), 1)
@@ -560,6 +566,8 @@ func TestCopiesWhenTheFileSystemCannotLink(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, os.SameFile(fa, fb), "a copy, not a link")
 	assert.Equal(t, 1, e.downloads(), "copied locally, never downloaded twice")
+	rec := e.fileState(f.ID)
+	assert.True(t, rec.Entries[b.ID].Copy != rec.Entries[a.ID].Copy, "the copy is recorded as one, so verify does not call it unlinked")
 }
 
 func TestPlainSize(t *testing.T) {

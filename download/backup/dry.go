@@ -87,7 +87,7 @@ func (r *run) linkOrCopy(src, dst string) (bool, error) {
 		r.note(dst, true)
 		return false, nil
 	}
-	return linkOrCopy(src, dst)
+	return linkOrCopy(r.tmp, src, dst)
 }
 
 // pretend is a dry run's download: the file is named and recorded as a
@@ -106,7 +106,7 @@ func (r *run) pretend(it *catalog.Item, sf *state.File, a *catalog.Album, c *sta
 		r.note(filepath.Join(dir, n), true)
 	}
 	rec := record(it, sf)
-	rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil
+	rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending, rec.PendingAlso = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil, nil
 	rec.Status, rec.LocalHash = state.Saved, it.Meta.Hash
 	rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
 	size := plainSize(it.Size)

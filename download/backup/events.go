@@ -28,6 +28,9 @@ const (
 	PruneRefused                     // --prune moved nothing; Err says why
 	FileWarning                      // saved, but with an anomaly worth knowing (Err says what)
 	ViewsChanged                     // the sidecars or the date view were converted to new options (Files changed)
+	WouldPrune                       // an album copy a refused --prune would have moved
+	PruneKept                        // --prune left an album copy in place: its deletion is not proven (Err says why)
+	FileRestored                     // a file that came back on the server was moved back from the trash
 )
 
 // Event is one thing the backup did or decided. Fields that do not apply
@@ -73,6 +76,7 @@ type Summary struct {
 	AlbumsDeleted   int
 	AlbumsFailed    int
 	Pruned          int    // album copies moved to the trash
+	Restored        int    // album copies moved back from the trash
 	PruneRefused    string // why --prune moved nothing, if it did not run
 	Bytes           int64
 	Duration        time.Duration

@@ -32,10 +32,10 @@ var hardLink = os.Link
 
 // linkOrCopy makes dst the same file as src: a hard link, or a copy where
 // the file system cannot link (copied says which). It goes through a temp
-// name, so dst is never half-written and a stale dst is replaced.
-func linkOrCopy(src, dst string) (copied bool, err error) {
+// name in tmpDir, so dst is never half-written and a stale dst is replaced.
+func linkOrCopy(tmpDir, src, dst string) (copied bool, err error) {
 	dir := filepath.Dir(dst)
-	tmp, err := os.CreateTemp(dir, download.TempPrefix+"link-*")
+	tmp, err := os.CreateTemp(tmpDir, download.TempPrefix+"link-*")
 	if err != nil {
 		return false, err
 	}

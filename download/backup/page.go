@@ -46,21 +46,26 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 		case err != nil:
 			add(r.fail(sf, raw, a, "", err))
 		case it.Deleted:
+			if sf != nil && sf.Entries[c.ID] != nil {
+				r.mu.Lock()
+				r.goneNow[entryKey{sf.ID, c.ID}] = true
+				r.mu.Unlock()
+			}
 			if rec := r.deleted(sf, a, c); rec != nil {
-				add(rec)
+				add(stamp(rec, c.ID, raw.UpdationTime))
 			}
 		case r.o.MetadataOnly && (fresh(sf) || sf.Header != keys.EncodeB64(it.Header)):
 			continue // media: left for a full run, whose cursor has not moved
 		case r.o.MetadataOnly:
 			rec, err := r.refresh(it, sf, a, c)
-			if err := r.settle(ctx, rec, err, sf, raw, a, it, add); err != nil {
+			if err := r.settle(ctx, stamp(rec, c.ID, raw.UpdationTime), err, sf, raw, a, it, add); err != nil {
 				return out, false, err
 			}
 		case fresh(sf) && !r.takeFile(it):
 			add(r.skip(sf, raw, a, it))
 		case fresh(sf) || sf.Header != keys.EncodeB64(it.Header):
 			if rec := r.adoptExisting(it, sf, a, c); rec != nil {
-				add(rec)
+				add(stamp(rec, c.ID, raw.UpdationTime))
 				continue
 			}
 			jobs = append(jobs, it)
@@ -74,7 +79,7 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 				bytes += plainSize(it.Size)
 				continue
 			}
-			if err := r.settle(ctx, rec, err, sf, raw, a, it, add); err != nil {
+			if err := r.settle(ctx, stamp(rec, c.ID, raw.UpdationTime), err, sf, raw, a, it, add); err != nil {
 				return out, false, err
 			}
 		}
@@ -115,7 +120,7 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 				cancel(err)
 				return
 			}
-			add(rec)
+			add(stamp(rec, c.ID, it.Raw.UpdationTime))
 		}(it)
 	}
 	wg.Wait()
@@ -123,6 +128,16 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 		return out, false, context.Cause(ctx)
 	}
 	return out, true, nil
+}
+
+// stamp records in rec, a file saved in album cid, the updationTime of the
+// listing entry it now reflects; a failed or skipped rec keeps its entry
+// in Pending instead.
+func stamp(rec *state.File, cid, t int64) *state.File {
+	if rec != nil && !fresh(rec) && rec.Entries[cid] != nil {
+		rec.Entries[cid].Updated = t
+	}
+	return rec
 }
 
 // record returns a copy of sf (or a new record) to update.
@@ -144,7 +159,8 @@ func record(it *catalog.Item, sf *state.File) *state.File {
 // next run retries it first.
 func (r *run) fail(sf *state.File, raw *apiclient.File, a *catalog.Album, title string, err error) *state.File {
 	rec := record(&catalog.Item{FileID: raw.ID, OwnerID: raw.OwnerID}, sf)
-	rec.Status, rec.Error, rec.Pending = state.Failed, err.Error(), raw
+	rec.Status, rec.Error = state.Failed, err.Error()
+	pend(rec, raw)
 	reason := Reason(err)
 	r.mu.Lock()
 	r.sum.Failed++
@@ -154,6 +170,18 @@ func (r *run) fail(sf *state.File, raw *apiclient.File, a *catalog.Album, title 
 	r.mu.Unlock()
 	r.emit(Event{Kind: FileFailed, Album: a.Name, Title: title, FileID: raw.ID, CollectionID: a.ID, Err: err})
 	return rec
+}
+
+// pend makes raw rec's pending entry, keeping the entries of other albums
+// it was pending in (one per album).
+func pend(rec *state.File, raw *apiclient.File) {
+	var also []*apiclient.File
+	for _, p := range append([]*apiclient.File{rec.Pending}, rec.PendingAlso...) {
+		if p != nil && p.CollectionID != raw.CollectionID {
+			also = append(also, p)
+		}
+	}
+	rec.Pending, rec.PendingAlso = raw, also
 }
 
 // fresh reports a file with no saved content: new, failed or skipped.
@@ -185,7 +213,8 @@ func (r *run) takeFile(it *catalog.Item) bool {
 // later run with wider filters downloads it without listing again.
 func (r *run) skip(sf *state.File, raw *apiclient.File, a *catalog.Album, it *catalog.Item) *state.File {
 	rec := record(it, sf)
-	rec.Status, rec.Error, rec.Pending, rec.Meta = state.Skipped, "", raw, it.Meta
+	rec.Status, rec.Error, rec.Meta = state.Skipped, "", it.Meta
+	pend(rec, raw)
 	r.mu.Lock()
 	r.sum.Skipped++
 	r.touched[it.FileID] = true

@@ -29,8 +29,7 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 		}
 		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
 	}
-	dir, err := r.albumDir(c)
-	if err != nil {
+	if _, err := r.albumDir(c); err != nil {
 		return failed(err)
 	}
 	live := catalog.IsLivePhoto(it.Meta)
@@ -39,7 +38,7 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	if live {
 		t.Hash = "" // checked per part after unzipping
 	}
-	p, err := r.fetcher.Fetch(ctx, t, dir)
+	p, err := r.fetcher.Fetch(ctx, t, r.tmp)
 	if err != nil {
 		return failed(err)
 	}
@@ -49,7 +48,7 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	// final name always has the sidecar that says it is this file's, so a
 	// run killed in between is recognised, not saved a second time as _1.
 	sidecarFirst := func(names []string, local string, mismatch bool) error {
-		rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil
+		rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending, rec.PendingAlso = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil, nil
 		rec.LocalHash = local
 		rec.Status = state.Saved
 		if mismatch {
@@ -111,7 +110,7 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		r.dropOld(c, old, []string{name})
 		return []string{name}, keys.EncodeB64(p.Hash), p.HashMismatch, nil
 	}
-	res, err := livephoto.Unpack(p.Path(), dir, download.TempPrefix)
+	res, err := livephoto.Unpack(p.Path(), r.tmp, download.TempPrefix)
 	p.Discard()
 	if err != nil {
 		return nil, "", false, err

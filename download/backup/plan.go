@@ -45,7 +45,8 @@ type largest struct {
 
 // plan returns the plaintext bytes this run would download (retried and
 // newly chosen files, and every new or changed file in changed albums,
-// each file once) and the largest of those files.
+// each file once) and the largest of those files. An album whose listing
+// fails is left out of the count (the sync reports it).
 func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64, largest, error) {
 	seen := map[int64]bool{}
 	var total int64
@@ -100,19 +101,22 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 		if a.Deleted || !r.takeAlbum(a) {
 			continue
 		}
-		since := int64(0)
+		since, list := int64(0), true
 		if c := r.colls[id]; c != nil {
-			since = c.Cursor
+			since, _, list = listFrom(a, c)
 		}
-		for a.UpdationTime > since {
+		for list {
 			var page *apiclient.DiffPage
 			err := retry.Do(ctx, r.fetcher.Policy, func(ctx context.Context) error {
 				var err error
 				page, err = r.o.Client.Diff(ctx, id, since)
 				return err
 			})
-			if err != nil {
+			if err := r.diskError(err); fatal(ctx, err) {
 				return 0, big, fmt.Errorf("listing what is new in album %d: %w", id, err)
+			}
+			if err != nil {
+				break // the sync lists it again and reports it: one album never stops the run
 			}
 			for i := range page.Diff {
 				if err := consider(&page.Diff[i], a); err != nil {

@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/retry"
 )
 
 // TrashDir is where pruned files wait, under DIR/.quak, in one folder per
@@ -21,116 +24,267 @@ const TrashDir = "trash"
 // DefaultMaxDelete is how many album entries one run may prune at most.
 const DefaultMaxDelete = 100
 
-// pruneItem is one album copy (or a whole deleted album's folder) to move.
+// pruneItem is one album copy to move: a file's entry in an album, the
+// parts and sidecar quak saved for it, and the XMP and Takeout sidecars it
+// keeps beside each part.
 type pruneItem struct {
-	file   *state.File // nil for an album folder
+	file   *state.File
 	cid    int64
-	folder string   // the album's folder
-	names  []string // parts and the sidecar, relative to folder; nil: the whole folder
+	folder string // the album's folder
+	album  string // the album's name
+	title  string
+	names  []string // parts, then the sidecar, relative to folder
+	// xmp and takeout name each part's XMP and Takeout sidecar ("" for
+	// none), nil where this run's options keep none.
+	xmp, takeout []string
 }
 
+func (it pruneItem) path() string { return filepath.Join(it.folder, it.names[0]) }
+
 // prune moves what the server deleted into the trash: album copies of
-// files removed from an album or trashed (matched by file id, never by
-// path) and the folders of deleted albums. It runs only after a complete,
-// error-free listing, and moves nothing when more than MaxDelete album
-// copies would go.
-func (r *run) prune() error {
-	switch {
-	case r.sum.AlbumsFailed > 0 || r.sum.Failed > 0:
-		return r.refusePrune("this run had errors; quak prunes only after a complete, error-free listing")
-	case r.vanished > 0:
-		return r.refusePrune("an album vanished while it was being listed; quak prunes only after a complete, error-free listing")
-	case !r.o.Filter.Albums.Empty() || r.o.Filter.NoShared || r.o.Filter.NoHidden || r.o.Filter.NoArchived:
-		return r.refusePrune("album filters narrowed the listing; quak prunes only after listing every album")
-	}
+// files removed from an album or trashed, and the files quak saved in
+// deleted albums, each matched by file id, never by path (a user's own
+// files in an album folder stay where they are). It runs only after a
+// complete, error-free run; every album copy counts against MaxDelete, and
+// above it nothing moves. Each copy moves only when this run proves it
+// deleted: its album listed as deleted now, its deletion in this run's
+// listing, or, for a mark an earlier run left, the server confirming now
+// that the entry is gone. A refusal lists what would have moved.
+func (r *run) prune(ctx context.Context) error {
 	colls, err := r.st.Collections()
 	if err != nil {
 		return err
 	}
-	var items []pruneItem
-	entries := 0
-	err = r.st.Files(func(f *state.File) error {
-		for cid, e := range f.Entries {
-			c := colls[cid]
-			if c == nil || (!e.Deleted && !c.Deleted) {
-				continue
-			}
-			entries++
-			if c.Deleted {
-				continue // moved with its album's folder
-			}
-			names := append(append([]string{}, e.Parts...), filepath.Join(".meta", e.Name+".json"))
-			for _, part := range e.Parts { // their XMP and Takeout sidecars go with them
-				names = append(names, sidecars.XMPName(part), sidecars.TakeoutName(part))
-			}
-			items = append(items, pruneItem{file: f, cid: cid, folder: c.Folder, names: names})
-		}
-		return nil
-	})
+	items, albums, err := r.pruneCandidates(colls)
 	if err != nil {
 		return err
 	}
-	var albums []*state.Collection
-	for _, c := range colls {
-		if c.Deleted && !c.Pruned {
-			albums = append(albums, c)
-		}
+	why := ""
+	switch {
+	case r.sum.AlbumsFailed > 0 || r.sum.Failed > 0:
+		why = "this run had errors; quak prunes only after a complete, error-free listing"
+	case r.vanished > 0:
+		why = "an album vanished while it was being listed; quak prunes only after a complete, error-free listing"
+	case !r.o.Filter.Albums.Empty() || r.o.Filter.NoShared || r.o.Filter.NoHidden || r.o.Filter.NoArchived:
+		why = "album filters narrowed the listing; quak prunes only after listing every album"
+	case len(items) > r.o.MaxDelete:
+		why = fmt.Sprintf("%d album entries were deleted on the server, more than --max-delete %d; nothing was moved (raise --max-delete to prune them)",
+			len(items), r.o.MaxDelete)
 	}
-	sort.Slice(albums, func(i, j int) bool { return albums[i].ID < albums[j].ID })
-	sort.Slice(items, func(i, j int) bool {
-		if items[i].file.ID != items[j].file.ID {
-			return items[i].file.ID < items[j].file.ID
+	if why != "" {
+		for _, it := range items {
+			r.emit(Event{Kind: WouldPrune, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
 		}
-		return items[i].cid < items[j].cid
-	})
-	if entries > r.o.MaxDelete {
-		return r.refusePrune(fmt.Sprintf("%d album entries were deleted on the server, more than --max-delete %d; nothing was moved (raise --max-delete to prune them)",
-			entries, r.o.MaxDelete))
+		return r.refusePrune(why)
 	}
 	day := r.o.Now().UTC().Format("2006-01-02")
 	trash := filepath.Join(r.dir, StateDir, TrashDir, day)
 	for _, it := range items {
-		for _, name := range it.names {
-			if err := r.toTrash(trash, it.folder, name); err != nil {
-				return err
-			}
-		}
-		rec := *it.file
-		rec.Entries = map[int64]*state.Entry{}
-		for k, v := range it.file.Entries {
-			if k != it.cid {
-				rec.Entries[k] = v
-			}
-		}
-		if err := r.commit([]*state.File{&rec}, nil); err != nil {
-			return err
-		}
-		*it.file = rec // later items of the same file build on this one
-		r.sum.Pruned++
-		r.emit(Event{Kind: FilePruned, FileID: rec.ID, CollectionID: it.cid, Path: filepath.Join(it.folder, it.names[0])})
-	}
-	for _, c := range albums {
-		if err := r.toTrash(trash, "", c.Folder); err != nil {
-			return err
-		}
-		var files []*state.File
-		err := r.st.Files(func(f *state.File) error {
-			if f.Entries[c.ID] != nil {
-				delete(f.Entries, c.ID)
-				files = append(files, f)
-				r.sum.Pruned++
-			}
-			return nil
-		})
+		ok, err := r.proven(ctx, it, colls[it.cid])
 		if err != nil {
 			return err
 		}
-		c.Pruned = true
-		if err := r.commit(files, c); err != nil {
+		if ok {
+			if err := r.pruneEntry(trash, it); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range albums {
+		if err := r.pruneAlbum(trash, c); err != nil {
 			return err
 		}
-		r.emit(Event{Kind: AlbumPruned, Album: c.Name, CollectionID: c.ID, Path: c.Folder})
 	}
+	return nil
+}
+
+// pruneCandidates lists every album copy marked deleted (in a live album,
+// or in a deleted album not pruned yet), in file id order, and the deleted
+// albums this run proves deleted.
+func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, []*state.Collection, error) {
+	var items []pruneItem
+	err := r.st.Files(func(f *state.File) error { // in file id order
+		cids := make([]int64, 0, len(f.Entries))
+		for cid := range f.Entries {
+			cids = append(cids, cid)
+		}
+		sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
+		for _, cid := range cids {
+			c, e := colls[cid], f.Entries[cid]
+			if c == nil || c.Pruned || (!e.Deleted && !c.Deleted) {
+				continue
+			}
+			names := append(append([]string{}, e.Parts...), filepath.Join(".meta", e.Name+".json"))
+			items = append(items, pruneItem{file: f, cid: cid, folder: c.Folder, album: c.Name, title: e.Meta.Title, names: names})
+		}
+		return nil
+	})
+	for i := range items {
+		it := &items[i]
+		it.xmp, it.takeout = r.ownSidecars(colls[it.cid], it.names[:len(it.names)-1])
+	}
+	var albums []*state.Collection
+	for _, c := range colls {
+		if c.Deleted && !c.Pruned && r.tombstone(c.ID) {
+			albums = append(albums, c)
+		}
+	}
+	sort.Slice(albums, func(i, j int) bool { return albums[i].ID < albums[j].ID })
+	return items, albums, err
+}
+
+// ownSidecars names the XMP and Takeout sidecars this run's options keep
+// beside each of parts in album c ("" for a part with none; nil for a kind
+// the options do not keep): the files of quak's own that go to the trash
+// with them. A name a saved file of the album has is that file's, never a
+// sidecar (entryViews writes none there). prepareViews has already brought
+// the sidecars on disk in line with the options.
+func (r *run) ownSidecars(c *state.Collection, parts []string) (xmp, takeout []string) {
+	names := func(on bool, name func(string) string) []string {
+		if !on {
+			return nil
+		}
+		out := make([]string, len(parts))
+		for i, p := range parts {
+			if n := name(p); !r.nameTaken(c, n) {
+				out[i] = n
+			}
+		}
+		return out
+	}
+	return names(r.o.Views.XMP, sidecars.XMPName), names(r.o.Views.style() == sidecars.Takeout, sidecars.TakeoutName)
+}
+
+// proven reports whether this run proves an album copy deleted; a copy it
+// cannot prove stays where it is, with a PruneKept event saying why, and a
+// mark the server contradicts (the entry is live) is cleared.
+func (r *run) proven(ctx context.Context, it pruneItem, c *state.Collection) (bool, error) {
+	kept := func(why string) (bool, error) {
+		r.emit(Event{Kind: PruneKept, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path(), Err: errors.New(why)})
+		return false, nil
+	}
+	switch {
+	case c.Deleted && r.tombstone(c.ID):
+		return true, nil
+	case c.Deleted:
+		return kept("its album is not listed as deleted by this run (it is missing from the listing, or its listing failed)")
+	case r.goneNow[entryKey{it.file.ID, it.cid}]:
+		return true, nil
+	}
+	err := retry.Do(ctx, r.fetcher.Policy, func(ctx context.Context) error {
+		_, err := r.o.Client.CollectionFile(ctx, it.cid, it.file.ID)
+		return err
+	})
+	var ae *errs.ApiError
+	switch {
+	case errors.As(err, &ae) && ae.Status == 404:
+		return true, nil
+	case err == nil:
+		rec := *it.file
+		rec.Entries = map[int64]*state.Entry{}
+		for k, v := range it.file.Entries {
+			rec.Entries[k] = v
+		}
+		e := *rec.Entries[it.cid]
+		e.Deleted = false
+		rec.Entries[it.cid] = &e
+		if err := r.commit([]*state.File{&rec}, nil); err != nil {
+			return false, err
+		}
+		*it.file = rec
+		return kept("the server lists it in its album: an earlier listing marked it deleted wrongly")
+	case fatal(ctx, err):
+		return false, err
+	}
+	return kept(fmt.Sprintf("its deletion, seen by an earlier run, could not be confirmed: %v", err))
+}
+
+// pruneEntry moves an album copy's parts and sidecars into the trash,
+// remembers where they went, and drops the entry (the commit takes the file
+// out of the date view when no album copy is left).
+func (r *run) pruneEntry(trash string, it pruneItem) error {
+	tc := state.TrashCopy{CollectionID: it.cid}
+	for i, name := range it.names {
+		rel, err := r.toTrash(trash, it.folder, name)
+		if err != nil {
+			return err
+		}
+		switch {
+		case rel == "":
+		case i == len(it.names)-1:
+			tc.Sidecar = rel
+		default:
+			tc.Parts = append(tc.Parts, rel)
+		}
+	}
+	for _, names := range [][]string{it.xmp, it.takeout} {
+		if err := r.sidecarsToTrash(trash, it.folder, names); err != nil {
+			return err
+		}
+	}
+	rec := *it.file
+	rec.Entries = map[int64]*state.Entry{}
+	for k, v := range it.file.Entries {
+		if k != it.cid {
+			rec.Entries[k] = v
+		}
+	}
+	if len(tc.Parts) == len(it.names)-1 {
+		rec.Trash = append(append([]state.TrashCopy{}, rec.Trash...), tc)
+	}
+	if err := r.commit([]*state.File{&rec}, nil); err != nil {
+		return err
+	}
+	*it.file = rec // later items of the same file build on this one
+	r.sum.Pruned++
+	r.emit(Event{Kind: FilePruned, FileID: rec.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
+	return nil
+}
+
+// sidecarsToTrash moves the sidecars named (one per part, "" for none) from
+// folder into the trash.
+func (r *run) sidecarsToTrash(trash, folder string, names []string) error {
+	for _, name := range names {
+		if name == "" {
+			continue
+		}
+		if _, err := r.toTrash(trash, folder, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pruneAlbum ends the pruning of a deleted album, once its files are in
+// the trash: its album_meta.json follows them, and its folder goes only if
+// nothing of the user's is left in it.
+func (r *run) pruneAlbum(trash string, c *state.Collection) error {
+	left := false
+	err := r.st.Files(func(f *state.File) error {
+		left = left || f.Entries[c.ID] != nil
+		return nil
+	})
+	if err != nil || left {
+		return err // a copy not proven deleted: the album stays as it is
+	}
+	if _, err := r.toTrash(trash, c.Folder, filepath.Join(".meta", "album_meta.json")); err != nil {
+		return err
+	}
+	if dir, err := layout.Join(r.dir, c.Folder); err == nil && !r.dry() {
+		r.mu.Lock()
+		for _, d := range []string{filepath.Join(dir, ".meta"), dir} {
+			if os.Remove(d) == nil { // only when empty
+				delete(r.dirty, d)
+				r.dirty[filepath.Dir(d)] = true
+			}
+		}
+		r.mu.Unlock()
+	}
+	c.Pruned = true
+	if err := r.commit(nil, c); err != nil {
+		return err
+	}
+	r.emit(Event{Kind: AlbumPruned, Album: c.Name, CollectionID: c.ID, Path: c.Folder})
 	return nil
 }
 
@@ -142,46 +296,76 @@ func (r *run) refusePrune(why string) error {
 
 // toTrash moves DIR/folder/name to trash/folder/name, keeping the path and
 // never overwriting: a name already in today's trash gets " (2)", " (3)"…
-func (r *run) toTrash(trash, folder, name string) error {
+// It returns where the file went, relative to DIR ("" when there was
+// nothing to move, or in a dry run).
+func (r *run) toTrash(trash, folder, name string) (string, error) {
 	from, err := layout.Join(r.dir, folder, name)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !r.exists(from) {
-		return nil
+		return "", nil
 	}
 	if r.dry() {
 		r.note(from, false)
-		return nil
+		return "", nil
 	}
 	to, err := layout.Join(trash, folder, name)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-		return err
+		return "", err
 	}
-	ext := filepath.Ext(to)
-	base := strings.TrimSuffix(to, ext)
-	for n := 2; ; n++ {
-		if _, err := os.Lstat(to); errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		to = fmt.Sprintf("%s (%d)%s", base, n, ext)
-	}
-	if err := os.Rename(from, to); err != nil {
-		return fmt.Errorf("moving %s to the trash: %w", filepath.Join(folder, name), err)
+	to, err = moveNoReplace(from, to)
+	if err != nil {
+		return "", fmt.Errorf("moving %s to the trash: %w", filepath.Join(folder, name), err)
 	}
 	r.mu.Lock()
 	r.dirty[filepath.Dir(from)] = true
 	r.dirty[filepath.Dir(to)] = true
 	r.mu.Unlock()
-	return nil
+	return filepath.Rel(r.dir, to)
+}
+
+// moveNoReplace moves from to to, or to "to (2)", "to (3)"… when that
+// name is taken: a hard link, which fails rather than replace, then the
+// old name removed; where the file system has no hard links, a rename to
+// a name checked free.
+func moveNoReplace(from, to string) (string, error) {
+	ext := filepath.Ext(to)
+	base := strings.TrimSuffix(to, ext)
+	for n := 1; ; n++ {
+		cand := to
+		if n > 1 {
+			cand = fmt.Sprintf("%s (%d)%s", base, n, ext)
+		}
+		err := hardLink(from, cand)
+		switch {
+		case err == nil:
+			return cand, os.Remove(from)
+		case errors.Is(err, os.ErrExist):
+			continue
+		}
+		if _, err := os.Lstat(cand); err == nil {
+			continue
+		}
+		return cand, os.Rename(from, cand)
+	}
+}
+
+// TrashDay is one day of DIR's trash: its name (YYYY-MM-DD), and the files
+// in it (paths relative to the day's folder) with their total size.
+type TrashDay struct {
+	Name  string
+	Files []string
+	Bytes int64
 }
 
 // EmptyTrash deletes the days of DIR's trash from before cutoff and
-// returns their names. It takes DIR's lock.
-func EmptyTrash(dir string, cutoff time.Time) ([]string, error) {
+// returns them. It takes DIR's lock. With dry, it deletes nothing, takes
+// no lock, and returns what it would delete.
+func EmptyTrash(dir string, cutoff time.Time, dry bool) ([]TrashDay, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -189,11 +373,13 @@ func EmptyTrash(dir string, cutoff time.Time) ([]string, error) {
 	if _, err := os.Stat(filepath.Join(abs, StateDir)); err != nil {
 		return nil, &DirError{Dir: dir, Reason: "holds no quak backup", Err: err}
 	}
-	unlock, err := Lock(abs)
-	if err != nil {
-		return nil, err
+	if !dry {
+		unlock, err := Lock(abs)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	root := filepath.Join(abs, StateDir, TrashDir)
 	days, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
@@ -202,17 +388,41 @@ func EmptyTrash(dir string, cutoff time.Time) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var removed []string
+	var out []TrashDay
 	for _, d := range days {
 		day, err := time.Parse("2006-01-02", d.Name())
 		// A day goes once all of it is older than cutoff.
 		if err != nil || !d.IsDir() || day.AddDate(0, 0, 1).After(cutoff) {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(root, d.Name())); err != nil {
-			return removed, err
+		td, err := trashDay(root, d.Name())
+		if err != nil {
+			return out, err
 		}
-		removed = append(removed, d.Name())
+		if !dry {
+			if err := os.RemoveAll(filepath.Join(root, d.Name())); err != nil {
+				return out, err
+			}
+		}
+		out = append(out, td)
 	}
-	return removed, nil
+	return out, nil
+}
+
+// trashDay lists the files of a day of the trash.
+func trashDay(root, name string) (TrashDay, error) {
+	td := TrashDay{Name: name}
+	base := filepath.Join(root, name)
+	err := filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(base, p)
+		if fi, err := d.Info(); err == nil {
+			td.Bytes += fi.Size()
+		}
+		td.Files = append(td.Files, rel)
+		return nil
+	})
+	return td, err
 }

@@ -67,7 +67,7 @@ func TestPruneMovesExactlyTheDeleted(t *testing.T) {
 	e.same("B/both.jpg", both.Plaintext()) // still in B: only A's copy went
 	e.same("B/trashed.jpg", []byte("mine"))
 	e.same(trashToday+"/A/trashed.jpg", trashed.Plaintext())
-	assert.Len(t, e.kinds(FilePruned), 2)
+	assert.Len(t, e.kinds(FilePruned), 3, "each album copy, a deleted album's too")
 	assert.Len(t, e.kinds(AlbumPruned), 1)
 
 	sum, err = e.prune(100)
@@ -124,9 +124,34 @@ func TestEmptyTrash(t *testing.T) {
 	for _, day := range []string{"2026-10-01", "2026-10-31", "2026-11-01", "not-a-day"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(e.dir, ".quak", "trash", day, "A"), 0o700))
 	}
-	removed, err := EmptyTrash(e.dir, time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, ".quak", "trash", "2026-10-01", "A", "x.jpg"), []byte("12345"), 0o600))
+	cutoff := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	names := func(days []TrashDay) []string {
+		var out []string
+		for _, d := range days {
+			out = append(out, d.Name)
+		}
+		return out
+	}
+	would, err := EmptyTrash(e.dir, cutoff, true)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"2026-10-01", "2026-10-31"}, removed)
+	assert.Equal(t, []string{"2026-10-01", "2026-10-31"}, names(would))
+	assert.Equal(t, []string{filepath.Join("A", "x.jpg")}, would[0].Files)
+	assert.Equal(t, int64(5), would[0].Bytes)
+	assert.True(t, e.exists(".quak/trash/2026-10-01/A/x.jpg"), "a dry run deletes nothing")
+
+	unlock, err := Lock(e.dir)
+	require.NoError(t, err)
+	_, err = EmptyTrash(e.dir, cutoff, false)
+	assert.ErrorIs(t, err, ErrLocked, "emptying the trash waits for no running backup")
+	_, err = EmptyTrash(e.dir, cutoff, true)
+	assert.NoError(t, err, "a dry run takes no lock")
+	unlock()
+
+	removed, err := EmptyTrash(e.dir, cutoff, false)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"2026-10-01", "2026-10-31"}, names(removed))
+	assert.False(t, e.exists(".quak/trash/2026-10-01"))
 	assert.True(t, e.exists(".quak/trash/2026-11-01"), "a day not wholly older than the cutoff stays")
 	assert.True(t, e.exists(".quak/trash/not-a-day"), "only quak's day folders are touched")
 }

@@ -15,6 +15,10 @@ import (
 // markForRedownload turns the files in o.Redownload (found missing or
 // changed on disk) into failed records with their current diff entry, so
 // the run's first step, retrying failures, downloads them again in place.
+// A file no album of the backup can give its entry for (404: not in the
+// album any more; 403: museum's answer when the album is no longer shared
+// with the account, and for a collaborator's file in the account's own
+// album) is named in a warning and left as it is.
 func (r *run) markForRedownload(ctx context.Context) error {
 	colls, err := r.st.Collections()
 	if err != nil {
@@ -30,11 +34,14 @@ func (r *run) markForRedownload(ctx context.Context) error {
 		}
 		cids := make([]int64, 0, len(sf.Entries))
 		for cid, e := range sf.Entries {
-			if c := colls[cid]; c != nil && !c.Deleted && !e.Deleted {
+			// An album marked deleted is asked too: it may be back (shared
+			// again), and the server's answer says so.
+			if c := colls[cid]; c != nil && !e.Deleted {
 				cids = append(cids, cid)
 			}
 		}
 		sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
+		found := false
 		for _, cid := range cids {
 			var f *apiclient.File
 			err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
@@ -43,8 +50,8 @@ func (r *run) markForRedownload(ctx context.Context) error {
 				return err
 			})
 			var ae *errs.ApiError
-			if errors.As(err, &ae) && ae.Status == 404 {
-				continue // no longer in that album; try another
+			if errors.As(err, &ae) && (ae.Status == 404 || ae.Status == 403) {
+				continue // not in that album for this account any more; try another
 			}
 			if err != nil {
 				return fmt.Errorf("file %d: reading its entry to download it again: %w", id, err)
@@ -53,7 +60,17 @@ func (r *run) markForRedownload(ctx context.Context) error {
 			if err := r.st.Commit([]*state.File{sf}, nil); err != nil {
 				return err
 			}
+			found = true
 			break
+		}
+		if !found {
+			album := ""
+			for _, cid := range cids {
+				album = colls[cid].Name
+				break // the first, by id
+			}
+			r.emit(Event{Kind: FileWarning, FileID: id, Title: sf.Meta.Title, Album: album,
+				Err: errors.New("missing or changed on disk, but no album gives it to this account any more: it cannot be downloaded again")})
 		}
 	}
 	return nil

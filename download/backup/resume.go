@@ -58,7 +58,9 @@ func (r *run) dropStaleResumes() {
 	for id, rp := range r.resumes {
 		if !r.touched[id] {
 			stale = append(stale, id)
-			_ = os.Remove(rp.Temp)
+			if download.InTempDir(r.tmp, rp.Temp) { // a path elsewhere is never quak's to remove
+				_ = os.Remove(rp.Temp)
+			}
 		}
 	}
 	r.mu.Unlock()

@@ -105,24 +105,26 @@ type albumMeta struct {
 	AccountOwnerIDs []int64 `json:"accountOwnerIDs"`
 }
 
-// writeJSON writes v to path atomically (temp file, fsync, rename), creating
-// the folder. The folder itself is fsynced later, once per page, before the
-// state that points at the file is committed (run.syncDirs).
-func writeJSON(path string, v any) error {
+// writeJSON writes v to path atomically (a temp file in tmpDir, fsync,
+// rename), creating the folder. The folder itself is fsynced later, once
+// per page, before the state that points at the file is committed
+// (run.commit).
+func writeJSON(tmpDir, path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFile(path, append(b, '\n'))
+	return writeFile(tmpDir, path, append(b, '\n'))
 }
 
-// writeFile writes b to path atomically, as writeJSON does.
-func writeFile(path string, b []byte) (err error) {
+// writeFile writes b to path atomically, as writeJSON does: the temp file
+// lives in tmpDir (DIR/.quak/tmp), never beside path.
+func writeFile(tmpDir, path string, b []byte) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, download.TempPrefix+"*")
+	tmp, err := os.CreateTemp(tmpDir, download.TempPrefix+"*")
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,7 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 			continue
 		}
 		albums[a.ID] = a
+		r.tombstones[a.ID] = a.Deleted
 	}
 	if r.o.FreeSpace != nil && !r.o.MetadataOnly {
 		if err := r.checkSpace(ctx, albums); err != nil {
@@ -98,19 +99,24 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 			return err
 		}
 	case c.Name != a.Name || c.Deleted:
+		if c.Deleted {
+			// It came back (shared again, say): its cursor is past files a
+			// prune took away, so it is listed from scratch.
+			c.Cursor, c.Seen, c.Pruned = 0, 0, false
+		}
 		if err := r.renameAlbum(c, a); err != nil {
 			return err
 		}
 	}
-	since := c.Cursor
+	since, floor, list := listFrom(a, c)
 	if r.o.MetadataOnly {
 		// Everything is listed again, and the cursor stays where it is, so
 		// the next full run still downloads what is new.
-		since = 0
+		since, floor = 0, -1
 		if err := r.refreshAlbumMeta(c); err != nil {
 			return err
 		}
-	} else if a.UpdationTime <= c.Cursor {
+	} else if !list {
 		return nil
 	}
 	for {
@@ -130,12 +136,17 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 		if err != nil {
 			return fmt.Errorf("listing files: %w", err)
 		}
-		files, complete, err := r.page(ctx, a, c, page.Diff, cancel)
+		entries, err := r.unapplied(page.Diff, c.ID, floor)
+		if err != nil {
+			return err
+		}
+		files, complete, err := r.page(ctx, a, c, entries, cancel)
 		next := *c
 		if complete && !r.o.MetadataOnly {
 			next.Cursor = apiclient.DiffCursor(c.Cursor, page.Diff)
 			if !page.HasMore {
 				next.Cursor = max(next.Cursor, a.UpdationTime)
+				next.Seen = a.UpdationTime
 			}
 		}
 		if cerr := r.commit(files, &next); cerr != nil {
@@ -155,6 +166,74 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 		since = nextSince
 	}
 }
+
+// ListOverlap is how far behind its cursor an album that changed is
+// listed again, in µs (10 minutes). museum stamps an entry's updationTime
+// when the upload request arrives and commits it up to seconds later
+// (after checking the object store, up to ~1.5 s of retries), then sets
+// the album's time to that stamp, not to the latest: an entry can appear
+// below a cursor a run has already passed. Entries listed again are
+// applied only if this backup has not applied them (by file id and time).
+const ListOverlap = 10 * 60 * 1_000_000
+
+// listFrom says whether album a is listed this run, from which sinceTime,
+// and floor, the cursor at or below which entries may be applied already.
+// An album is listed when its time differs from the one of its last full
+// listing, in either direction (museum can set it back).
+func listFrom(a *catalog.Album, c *state.Collection) (since, floor int64, list bool) {
+	return max(c.Cursor-ListOverlap, 0), c.Cursor, c.Seen == 0 || a.UpdationTime != c.Seen
+}
+
+// unapplied drops from a listing page the entries at or below floor that
+// this backup applied already: the same file in the same album at the same
+// time. What is left is new, or a late commit.
+func (r *run) unapplied(entries []apiclient.File, cid, floor int64) ([]apiclient.File, error) {
+	out := make([]apiclient.File, 0, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		if e.UpdationTime > floor {
+			out = append(out, *e)
+			continue
+		}
+		sf, err := r.st.File(e.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !applied(sf, e, cid) {
+			out = append(out, *e)
+		}
+	}
+	return out, nil
+}
+
+// applied reports whether listing entry e of album cid is reflected in sf.
+func applied(sf *state.File, e *apiclient.File, cid int64) bool {
+	if sf == nil {
+		return e.IsDeleted // a file never saved, deleted: nothing to do
+	}
+	local := sf.Entries[cid]
+	switch {
+	case local != nil && local.Updated == e.UpdationTime:
+		return true
+	case pendingIn(sf, cid, e.UpdationTime):
+		return true // failed or left out: retried from its record
+	}
+	return e.IsDeleted && (local == nil || local.Deleted)
+}
+
+// pendingIn reports whether sf waits for a retry with its entry in album
+// cid at time t.
+func pendingIn(sf *state.File, cid, t int64) bool {
+	for _, p := range append([]*apiclient.File{sf.Pending}, sf.PendingAlso...) {
+		if p != nil && p.CollectionID == cid && p.UpdationTime == t {
+			return true
+		}
+	}
+	return false
+}
+
+// tombstone reports whether this run's listing shows album id deleted.
+func (r *run) tombstone(id int64) bool { return r.tombstones[id] }
 
 // albumGone records an album deleted on the server (or left); its folder stays.
 func (r *run) albumGone(c *state.Collection) error {
@@ -304,8 +383,8 @@ func (r *run) takeAlbum(a *catalog.Album) bool {
 }
 
 // retryFailed retries last run's failed files first, from their recorded
-// diff entries, before anything is listed; and files earlier filters left
-// out that this run's filters take.
+// diff entries (in every album that listed them), before anything is
+// listed; and files earlier filters left out that this run's filters take.
 func (r *run) retryFailed(ctx context.Context, albums map[int64]*catalog.Album, cancel context.CancelCauseFunc) error {
 	var pending []*state.File
 	err := r.st.Files(func(f *state.File) error {
@@ -319,18 +398,26 @@ func (r *run) retryFailed(ctx context.Context, albums map[int64]*catalog.Album, 
 	}
 	byAlbum := map[int64][]apiclient.File{}
 	for _, f := range pending {
-		a := albums[f.Pending.CollectionID]
-		if a == nil || a.Deleted || r.colls[a.ID] == nil || !r.takeAlbum(a) {
-			continue
-		}
-		if f.Status == state.Skipped {
-			if it, err := catalog.OpenItem(f.Pending, a); err != nil || !r.takeFile(it) {
-				continue // still left out
+		for _, p := range append([]*apiclient.File{f.Pending}, f.PendingAlso...) {
+			a := albums[p.CollectionID]
+			if a == nil || a.Deleted || r.colls[a.ID] == nil || !r.takeAlbum(a) {
+				continue
 			}
+			if f.Status == state.Skipped {
+				if it, err := catalog.OpenItem(p, a); err != nil || !r.takeFile(it) {
+					continue // still left out
+				}
+			}
+			byAlbum[a.ID] = append(byAlbum[a.ID], *p)
 		}
-		byAlbum[a.ID] = append(byAlbum[a.ID], *f.Pending)
 	}
-	for id, entries := range byAlbum {
+	ids := make([]int64, 0, len(byAlbum))
+	for id := range byAlbum {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		entries := byAlbum[id]
 		files, _, err := r.page(ctx, albums[id], r.colls[id], entries, cancel)
 		if cerr := r.commit(files, nil); cerr != nil {
 			return errors.Join(err, cerr)

@@ -85,6 +85,9 @@ func metaEqual(a, b state.Meta) bool {
 func (r *run) link(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection) (*state.File, bool, error) {
 	src, srcDir := r.source(sf)
 	if src == nil {
+		if rec := r.fromTrash(it, sf, a, c); rec != nil {
+			return rec, false, nil
+		}
 		return nil, true, nil
 	}
 	dir, err := r.albumDir(c)

@@ -136,7 +136,7 @@ func (r *run) prepareViews() error {
 		if r.dry() {
 			return nil
 		}
-		return writeJSON(filepath.Join(r.dir, StateDir, OptionsFile), want)
+		return writeJSON(r.tmp, filepath.Join(r.dir, StateDir, OptionsFile), want)
 	}
 	if r.o.Views.DateView != "" {
 		if err := r.keepDateViewFree(was.DateView != ""); err != nil {
@@ -149,7 +149,7 @@ func (r *run) prepareViews() error {
 	if !r.dry() {
 		pending := want
 		pending.Applied = false
-		if err := writeJSON(filepath.Join(r.dir, StateDir, OptionsFile), pending); err != nil {
+		if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, OptionsFile), pending); err != nil {
 			return fmt.Errorf("remembering the views: %w", err)
 		}
 	}
@@ -163,7 +163,7 @@ func (r *run) prepareViews() error {
 	if r.dry() {
 		return nil
 	}
-	if err := writeJSON(filepath.Join(r.dir, StateDir, OptionsFile), want); err != nil {
+	if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, OptionsFile), want); err != nil {
 		return fmt.Errorf("remembering the views: %w", err)
 	}
 	return nil

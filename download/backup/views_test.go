@@ -685,7 +685,7 @@ func TestAHalfDoneChangeOfViewsIsFinished(t *testing.T) {
 	m, err := ReadViews(e.dir)
 	require.NoError(t, err)
 	m.Applied = false
-	require.NoError(t, writeJSON(filepath.Join(e.dir, StateDir, OptionsFile), m))
+	require.NoError(t, writeJSON(filepath.Join(e.dir, StateDir, TempDir), filepath.Join(e.dir, StateDir, OptionsFile), m))
 
 	e.mustRun()
 	assert.True(t, e.exists("A/y.jpg.xmp"), "the change was finished")

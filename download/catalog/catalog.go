@@ -250,6 +250,28 @@ func caption(raw json.RawMessage) string {
 // IsLivePhoto reports Ente's live-photo file type (a zip of image and video).
 func IsLivePhoto(m state.Meta) bool { return m.FileType == 2 }
 
+// PartHashes are the hashes (base64 BLAKE2b-512) f's parts were written
+// with, in the order of an entry's parts, or nil when they are unknown.
+func PartHashes(f *state.File) []string {
+	h := f.LocalHash
+	if h == "" {
+		h = f.Meta.Hash
+	}
+	if IsLivePhoto(f.Meta) {
+		for _, lone := range []string{"image:", "video:"} {
+			if rest, ok := strings.CutPrefix(h, lone); ok {
+				return []string{rest} // an archive that held only one usable part
+			}
+		}
+		img, vid, ok := SplitLiveHash(h)
+		if !ok {
+			return nil
+		}
+		return []string{img, vid}
+	}
+	return []string{h}
+}
+
 // SplitLiveHash splits "imageHash:videoHash".
 func SplitLiveHash(h string) (image, video string, ok bool) {
 	image, video, ok = strings.Cut(h, ":")

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quak-photos/quak/download/span"
 )
 
 // Albums chooses albums by name or id. A pattern of digits only is an
@@ -126,7 +128,8 @@ func (s Set) NarrowsFiles() bool {
 }
 
 // ParseTime reads --since/--until: a date (2024-06-01, local midnight), a
-// date and time (RFC 3339), or a duration back from now (90d, 12h, 2w).
+// date and time (RFC 3339), or a length of time back from now in
+// span.Parse's syntax (90d, 2w, 12h, 6mo).
 func ParseTime(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
@@ -135,14 +138,9 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	if t, err := time.ParseInLocation("2006-01-02", s, now.Location()); err == nil {
 		return t, nil
 	}
-	if n := len(s); n > 1 {
-		unit := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[s[n-1]]
-		if v, err := strconv.Atoi(s[:n-1]); err == nil && unit > 0 && v >= 0 {
-			return now.Add(-time.Duration(v) * unit), nil
-		}
+	sp, err := span.Parse(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("not a date (2024-06-01) or a time (RFC 3339), and %w", err)
 	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, fmt.Errorf("%q is not a date (2024-06-01), a time (RFC 3339) or an age (90d, 2w, 12h)", s)
+	return sp.Before(now), nil
 }

@@ -85,13 +85,14 @@ func TestParseTime(t *testing.T) {
 		"30d":                  now.Add(-30 * 24 * time.Hour),
 		"2w":                   now.Add(-14 * 24 * time.Hour),
 		"12h":                  now.Add(-12 * time.Hour),
+		"6mo":                  time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC),
 	} {
 		got, err := ParseTime(in, now)
 		if err != nil || !got.Equal(want) {
 			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "yesterday", "-3d", "2024-13-01", "d"} {
+	for _, bad := range []string{"", "yesterday", "-3d", "2024-13-01", "d", "1m", "30"} {
 		if _, err := ParseTime(bad, now); err == nil {
 			t.Errorf("%q parsed", bad)
 		}

@@ -139,6 +139,10 @@ type Collection struct {
 	Pruned bool `json:"pruned,omitempty"`
 	// Cursor is the sinceTime up to which every file is saved or recorded.
 	Cursor int64 `json:"cursor"`
+	// Seen is the album's updationTime when it was last listed to the end:
+	// a listing that shows another time (later, or earlier: museum sets it
+	// back when a file commits late) lists the album again.
+	Seen int64 `json:"seen,omitempty"`
 }
 
 // Status is a file's outcome.
@@ -181,6 +185,10 @@ type Entry struct {
 	// Meta is what this album's copy and sidecar reflect; each album's copy
 	// is brought up to date when that album's diff reports the edit.
 	Meta Meta `json:"meta"`
+	// Updated is the updationTime of the listing entry this copy reflects,
+	// so an entry listed again (the overlap behind the cursor) is not
+	// applied twice; 0 in records of older quaks.
+	Updated int64 `json:"updated,omitempty"`
 }
 
 // File is one Ente file and where the backup keeps it.
@@ -201,11 +209,17 @@ type File struct {
 	// Entries maps collection id to the file's place in that album folder.
 	Entries map[int64]*Entry `json:"entries"`
 	// Pending is the diff entry of a failed file, so the next run can retry
-	// it first, before listing anything.
-	Pending *apiclient.File `json:"pending,omitempty"`
-	Updated time.Time       `json:"updated"`
+	// it first, before listing anything; PendingAlso, its entries in other
+	// albums whose listings showed it while it was failing, so it lands in
+	// each of them.
+	Pending     *apiclient.File   `json:"pending,omitempty"`
+	PendingAlso []*apiclient.File `json:"pendingAlso,omitempty"`
+	Updated     time.Time         `json:"updated"`
 	// View is the file's place in the date view, if it has one.
 	View *View `json:"view,omitempty"`
+	// Trash lists the album copies --prune moved to the trash, so a file
+	// that comes back is moved back rather than downloaded.
+	Trash []TrashCopy `json:"trash,omitempty"`
 }
 
 // View is a file's place in the date view: hard links to its parts (copies
@@ -216,6 +230,14 @@ type View struct {
 	Title  string   `json:"title"`  // the title the names were made from
 	Header string   `json:"header"` // the content the links are to
 	Copy   bool     `json:"copy,omitempty"`
+}
+
+// TrashCopy is an album copy in the trash: the album it left and where
+// its parts and sidecar went, relative to the backup folder.
+type TrashCopy struct {
+	CollectionID int64    `json:"collectionID"`
+	Parts        []string `json:"parts"`
+	Sidecar      string   `json:"sidecar,omitempty"`
 }
 
 // Collections returns every known collection by id.

@@ -14,11 +14,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/layout"
@@ -35,6 +33,9 @@ const (
 	Changed  Kind = "changed"  // its bytes no longer hash to what was written
 	Extra    Kind = "extra"    // a file in an album folder that quak did not save
 	Unlinked Kind = "unlinked" // an album copy is no longer a hard link to the others
+	// Mismatch: a file kept although its bytes never matched Ente's hash
+	// (what its uploader encrypted, or a damaged download).
+	Mismatch Kind = "mismatch"
 )
 
 // Problem is one finding. Path is relative to the backup folder.
@@ -196,25 +197,7 @@ func (v *verifier) run(ctx context.Context) error {
 }
 
 // partHashes are the hashes f's parts were written with.
-func partHashes(f *state.File) []string {
-	h := f.LocalHash
-	if h == "" {
-		h = f.Meta.Hash
-	}
-	if catalog.IsLivePhoto(f.Meta) {
-		for _, lone := range []string{"image:", "video:"} {
-			if rest, ok := strings.CutPrefix(h, lone); ok {
-				return []string{rest} // an archive that held only one usable part
-			}
-		}
-		img, vid, ok := catalog.SplitLiveHash(h)
-		if !ok {
-			return nil
-		}
-		return []string{img, vid}
-	}
-	return []string{h}
-}
+func partHashes(f *state.File) []string { return catalog.PartHashes(f) }
 
 // file checks every album copy of f and reports whether it needs to be
 // downloaded again. Only errors that stop the run are returned.
@@ -225,6 +208,19 @@ func (v *verifier) file(f *state.File) (bad bool, err error) {
 		cids = append(cids, cid)
 	}
 	sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
+	if f.Status == state.HashMismatch {
+		// Its bytes may be intact, but never matched what Ente says they are.
+		p := ""
+		if c := v.colls[cids[0]]; c != nil {
+			for _, part := range f.Entries[cids[0]].Parts {
+				p = filepath.Join(c.Folder, part)
+				break // the first
+			}
+		}
+		v.report(Problem{Kind: Mismatch, FileID: f.ID, Path: p,
+			Detail: "its bytes do not match Ente's hash for it (what the uploader sent, or a damaged download)"})
+		bad = true
+	}
 	var first []os.FileInfo // the first copy's parts, to compare links with
 	for _, cid := range cids {
 		e, c := f.Entries[cid], v.colls[cid]
@@ -357,7 +353,7 @@ func (v *verifier) extras(files []*state.File) error {
 		}
 		for _, de := range entries {
 			name := de.Name()
-			if name == ".meta" || strings.HasPrefix(name, download.TempPrefix) || known[id][name] || sidecars.IsOwn(name, known[id]) {
+			if name == ".meta" || known[id][name] || sidecars.IsOwn(name, known[id]) {
 				continue
 			}
 			v.report(Problem{Kind: Extra, Path: filepath.Join(c.Folder, name), Detail: "not a file quak saved"})

@@ -214,3 +214,65 @@ func TestLivePhotoWithOnePart(t *testing.T) {
 	require.Len(t, problems, 1)
 	assert.Equal(t, Changed, problems[0].Kind)
 }
+
+// Nothing quak writes sits in an album folder unfinished, so a name is no
+// excuse: a stray file named like a temp file is extra, and a saved file
+// named so is checked like any other.
+func TestTempNamesAreNoExcuse(t *testing.T) {
+	fx := newFix(t)
+	fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: ".quak-tmp-evil.jpg", Size: 10})
+	fx.backup(t)
+	stray := filepath.Join("A", ".quak-tmp-123")
+	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, stray), []byte("half"), 0o644))
+	sum, problems := verifyAll(t, fx.dir)
+	require.Len(t, problems, 1)
+	assert.Equal(t, Problem{Kind: Extra, Path: stray, Detail: "not a file quak saved"}, problems[0])
+	assert.Equal(t, 1, sum.Checked)
+}
+
+// A file kept although its bytes do not match Ente's hash is never called
+// fine: verify reports it, and backup --verify downloads it again.
+func TestAHashMismatchIsReported(t *testing.T) {
+	fx := newFix(t)
+	f := fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "odd.jpg", Size: 100, Hash: "Ym9ndXMgaGFzaA=="})
+	fx.backup(t)
+	sum, problems := verifyAll(t, fx.dir)
+	require.Len(t, problems, 1)
+	assert.Equal(t, Problem{Kind: Mismatch, FileID: f.ID, Path: filepath.Join("A", "odd.jpg"),
+		Detail: "its bytes do not match Ente's hash for it (what the uploader sent, or a damaged download)"}, problems[0])
+	assert.False(t, sum.OK())
+	assert.Equal(t, []int64{f.ID}, sum.Redownload)
+}
+
+// On a disk without hard links, backup copies a file into its second
+// album and records the copy as one: verify does not call it unlinked
+// (which would exit 2 for ever), but still checks its bytes.
+func TestRecordedCopiesAreNotUnlinked(t *testing.T) {
+	fx := newFix(t)
+	f := fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 500, Seed: 3})
+	b := fx.u.AddAlbum("B")
+	b.Add(f)
+	fx.backup(t)
+	// What backup does where links are impossible: a copy, recorded as one.
+	bcopy := filepath.Join(fx.dir, "B", "x.jpg")
+	data, err := os.ReadFile(bcopy)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(bcopy))
+	require.NoError(t, os.WriteFile(bcopy, data, 0o644))
+	st, err := state.Open(filepath.Join(fx.dir, ".quak", "state.db"))
+	require.NoError(t, err)
+	rec, err := st.File(f.ID)
+	require.NoError(t, err)
+	rec.Entries[b.ID].Copy = true
+	require.NoError(t, st.Commit([]*state.File{rec}, nil))
+	require.NoError(t, st.Close())
+
+	sum, problems := verifyAll(t, fx.dir)
+	assert.Empty(t, problems)
+	assert.True(t, sum.OK())
+	data[7] ^= 1
+	require.NoError(t, os.WriteFile(bcopy, data, 0o644))
+	_, problems = verifyAll(t, fx.dir)
+	require.Len(t, problems, 1)
+	assert.Equal(t, Changed, problems[0].Kind, "a copy's bytes are still checked")
+}

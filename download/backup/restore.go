@@ -1,0 +1,76 @@
+package backup
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/layout"
+	"github.com/quak-photos/quak/download/state"
+)
+
+// fromTrash puts back in album c a file --prune moved to the trash that
+// the server lists again (an album shared again, a file restored): its
+// parts are moved back from the trash when they are still there and still
+// hash to what was saved, so nothing is downloaded. It returns nil when
+// there is no such copy (the caller downloads the file).
+func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection) *state.File {
+	want := catalog.PartHashes(sf)
+	for i, tc := range sf.Trash {
+		if len(want) == 0 || len(tc.Parts) != len(want) || !r.intact(tc.Parts, want) {
+			continue
+		}
+		dir, err := r.albumDir(c)
+		if err != nil {
+			return nil
+		}
+		names := r.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(tc.Parts))
+		for j, p := range tc.Parts {
+			if err := r.rename(filepath.Join(r.dir, p), filepath.Join(dir, names[j])); err != nil {
+				for k := range j { // put back what moved: the file is downloaded instead
+					_ = r.rename(filepath.Join(dir, names[k]), filepath.Join(r.dir, tc.Parts[k]))
+				}
+				return nil
+			}
+		}
+		rec := record(it, sf)
+		rec.Trash = append(append([]state.TrashCopy{}, sf.Trash[:i]...), sf.Trash[i+1:]...)
+		rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
+		if err := r.writeSidecar(rec, c, nil); err != nil {
+			return nil
+		}
+		if tc.Sidecar != "" {
+			r.remove(filepath.Join(r.dir, tc.Sidecar))
+		}
+		r.mu.Lock()
+		r.dirty[dir] = true
+		r.sum.Restored++
+		r.touched[it.FileID] = true
+		r.mu.Unlock()
+		r.emit(Event{Kind: FileRestored, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
+			Path: filepath.Join(c.Folder, names[0])})
+		return rec
+	}
+	return nil
+}
+
+// intact reports whether every part (relative to DIR, inside its trash) is
+// a regular file with the hash it was saved with.
+func (r *run) intact(parts, want []string) bool {
+	for i, p := range parts {
+		abs, err := layout.Join(r.dir, p)
+		if err != nil {
+			return false
+		}
+		if fi, err := os.Lstat(abs); err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+		h, err := download.HashFile(abs)
+		if err != nil || keys.EncodeB64(h) != want[i] {
+			return false
+		}
+	}
+	return true
+}
