@@ -217,10 +217,12 @@ func (r *run) pruneEntry(trash string, it pruneItem) error {
 			tc.Parts = append(tc.Parts, rel)
 		}
 	}
-	for _, names := range [][]string{it.xmp, it.takeout} {
-		if err := r.sidecarsToTrash(trash, it.folder, names); err != nil {
-			return err
-		}
+	var err error
+	if tc.XMP, err = r.sidecarsToTrash(trash, it.folder, it.xmp); err != nil {
+		return err
+	}
+	if tc.Takeout, err = r.sidecarsToTrash(trash, it.folder, it.takeout); err != nil {
+		return err
 	}
 	rec := *it.file
 	rec.Entries = map[int64]*state.Entry{}
@@ -242,17 +244,25 @@ func (r *run) pruneEntry(trash string, it pruneItem) error {
 }
 
 // sidecarsToTrash moves the sidecars named (one per part, "" for none) from
-// folder into the trash.
-func (r *run) sidecarsToTrash(trash, folder string, names []string) error {
-	for _, name := range names {
+// folder into the trash and returns where each went ("" for one not
+// there), or nil when none moved.
+func (r *run) sidecarsToTrash(trash, folder string, names []string) ([]string, error) {
+	out := make([]string, len(names))
+	moved := false
+	for i, name := range names {
 		if name == "" {
 			continue
 		}
-		if _, err := r.toTrash(trash, folder, name); err != nil {
-			return err
+		rel, err := r.toTrash(trash, folder, name)
+		if err != nil {
+			return nil, err
 		}
+		out[i], moved = rel, moved || rel != ""
 	}
-	return nil
+	if !moved {
+		return nil, nil
+	}
+	return out, nil
 }
 
 // pruneAlbum ends the pruning of a deleted album, once its files are in
@@ -269,6 +279,11 @@ func (r *run) pruneAlbum(trash string, c *state.Collection) error {
 	}
 	if _, err := r.toTrash(trash, c.Folder, filepath.Join(".meta", "album_meta.json")); err != nil {
 		return err
+	}
+	if r.o.Views.style() == sidecars.Takeout && !r.nameTaken(c, sidecars.TakeoutAlbumFile) {
+		if _, err := r.toTrash(trash, c.Folder, sidecars.TakeoutAlbumFile); err != nil {
+			return err
+		}
 	}
 	if dir, err := layout.Join(r.dir, c.Folder); err == nil && !r.dry() {
 		r.mu.Lock()

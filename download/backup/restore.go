@@ -8,6 +8,7 @@ import (
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/layout"
+	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -44,6 +45,7 @@ func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *s
 		if tc.Sidecar != "" {
 			r.remove(filepath.Join(r.dir, tc.Sidecar))
 		}
+		r.sidecarsFromTrash(c, dir, names, tc)
 		r.mu.Lock()
 		r.dirty[dir] = true
 		r.sum.Restored++
@@ -54,6 +56,38 @@ func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *s
 		return rec
 	}
 	return nil
+}
+
+// sidecarsFromTrash moves back beside a restored copy's parts (now named
+// names in dir) the XMP and Takeout sidecars that went to the trash with
+// them, where this run's options keep them; the commit that follows
+// rewrites those whose content is out of date, and writes those that are
+// not in the trash. The others are removed from the trash with their file.
+func (r *run) sidecarsFromTrash(c *state.Collection, dir string, names []string, tc state.TrashCopy) {
+	for _, s := range []struct {
+		on    bool
+		trash []string
+		name  func(string) string
+	}{
+		{r.o.Views.XMP, tc.XMP, sidecars.XMPName},
+		{r.o.Views.style() == sidecars.Takeout, tc.Takeout, sidecars.TakeoutName},
+	} {
+		for j, p := range s.trash {
+			if p == "" {
+				continue
+			}
+			from, err := layout.Join(r.dir, p)
+			if err != nil {
+				continue
+			}
+			if j < len(names) && s.on && !r.nameTaken(c, s.name(names[j])) {
+				if r.rename(from, filepath.Join(dir, s.name(names[j]))) == nil {
+					continue
+				}
+			}
+			r.remove(from)
+		}
+	}
 }
 
 // intact reports whether every part (relative to DIR, inside its trash) is

@@ -233,11 +233,15 @@ type View struct {
 }
 
 // TrashCopy is an album copy in the trash: the album it left and where
-// its parts and sidecar went, relative to the backup folder.
+// its parts and sidecars went, relative to the backup folder.
 type TrashCopy struct {
 	CollectionID int64    `json:"collectionID"`
 	Parts        []string `json:"parts"`
 	Sidecar      string   `json:"sidecar,omitempty"`
+	// XMP and Takeout are where each part's XMP and Takeout sidecar went
+	// ("" for a part without one), when any went.
+	XMP     []string `json:"xmp,omitempty"`
+	Takeout []string `json:"takeout,omitempty"`
 }
 
 // Collections returns every known collection by id.
