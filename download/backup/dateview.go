@@ -24,10 +24,11 @@ const DateViewDir = "By date"
 // linked again when its content changes, and taken out when no album copy
 // is left (pruned) or the date view is off.
 func (r *run) placeInDateView(f *state.File) (changed bool, err error) {
+	var srcColl *state.Collection
 	var src *state.Entry
 	var srcDir string
 	if r.o.Views.DateView != "" {
-		src, srcDir = r.viewSource(f)
+		srcColl, src, srcDir = r.viewSource(f)
 	}
 	if src == nil {
 		if f.View == nil {
@@ -77,15 +78,17 @@ func (r *run) placeInDateView(f *state.File) (changed bool, err error) {
 		copied = copied || v.Copy
 	}
 	v.Copy = copied
-	ch, err := r.viewSidecars(src, srcDir, v, dir)
+	ch, err := r.viewSidecars(srcColl, src, srcDir, v, dir)
 	return changed || ch, err
 }
 
 // viewSidecars links the XMP and Takeout sidecars of the source copy's
-// parts beside the date view's, and removes those the options no longer
-// want.
-func (r *run) viewSidecars(src *state.Entry, srcDir string, v *state.View, dir string) (changed bool, err error) {
+// parts (in album c) beside the date view's, and removes those the options
+// no longer want. A name that is a file's own, in the album or in the date
+// folder, is that file's, not a sidecar: it is neither linked nor removed.
+func (r *run) viewSidecars(c *state.Collection, src *state.Entry, srcDir string, v *state.View, dir string) (changed bool, err error) {
 	style := r.o.Views.style()
+	n := r.viewNamer(v.Folder)
 	for i, part := range v.Parts {
 		for _, s := range []struct {
 			on       bool
@@ -94,6 +97,12 @@ func (r *run) viewSidecars(src *state.Entry, srcDir string, v *state.View, dir s
 			{r.o.Views.XMP, sidecars.XMPName(src.Parts[i]), sidecars.XMPName(part)},
 			{style == sidecars.Takeout, sidecars.TakeoutName(src.Parts[i]), sidecars.TakeoutName(part)},
 		} {
+			r.mu.Lock()
+			taken := n.Taken(s.to)
+			r.mu.Unlock()
+			if taken || r.nameTaken(c, s.from) {
+				continue
+			}
 			from, to := filepath.Join(srcDir, s.from), filepath.Join(dir, s.to)
 			if !s.on || !r.exists(from) {
 				changed = r.removeIfExists(to) || changed
@@ -112,8 +121,8 @@ func (r *run) viewSidecars(src *state.Entry, srcDir string, v *state.View, dir s
 }
 
 // viewSource is the album copy the date view links to: the one of the
-// lowest album id whose parts are all on disk.
-func (r *run) viewSource(f *state.File) (*state.Entry, string) {
+// lowest album id whose parts are all on disk, its album and its folder.
+func (r *run) viewSource(f *state.File) (*state.Collection, *state.Entry, string) {
 	cids := make([]int64, 0, len(f.Entries))
 	for cid := range f.Entries {
 		cids = append(cids, cid)
@@ -125,10 +134,10 @@ func (r *run) viewSource(f *state.File) (*state.Entry, string) {
 			continue
 		}
 		if dir, err := layout.Join(r.dir, c.Folder); err == nil {
-			return e, dir
+			return c, e, dir
 		}
 	}
-	return nil, ""
+	return nil, nil, ""
 }
 
 // viewNames names f's parts in a date folder from its title, unique in the
@@ -182,8 +191,9 @@ func (r *run) viewNamerLocked(folder string) *layout.Namer {
 	return n
 }
 
-// unview takes a file out of the date view: its links, their sidecars,
-// and the date folders left empty.
+// unview takes a file out of the date view: its links, their sidecars
+// (not a name another file of the folder has), and the date folders left
+// empty.
 func (r *run) unview(v *state.View) {
 	dir, err := layout.Join(r.dir, DateViewDir, v.Folder)
 	if err != nil {
@@ -191,12 +201,20 @@ func (r *run) unview(v *state.View) {
 	}
 	n := r.viewNamer(v.Folder)
 	for _, p := range v.Parts {
-		for _, name := range []string{p, sidecars.XMPName(p), sidecars.TakeoutName(p)} {
-			r.removeIfExists(filepath.Join(dir, name))
-		}
+		r.removeIfExists(filepath.Join(dir, p))
 		r.mu.Lock()
 		n.Release(p)
 		r.mu.Unlock()
+	}
+	for _, p := range v.Parts {
+		for _, name := range []string{sidecars.XMPName(p), sidecars.TakeoutName(p)} {
+			r.mu.Lock()
+			taken := n.Taken(name)
+			r.mu.Unlock()
+			if !taken {
+				r.removeIfExists(filepath.Join(dir, name))
+			}
+		}
 	}
 	if !r.dry() {
 		r.removeEmptyDirs(dir)

@@ -3,6 +3,7 @@ package backup
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,7 +206,7 @@ func TestPruneWithViewsMovesOnlyQuaksFiles(t *testing.T) {
 	assert.Equal(t, 3, sum.Pruned)
 	e.same("A/x.jpg.xmp", named.Plaintext())
 	assert.False(t, e.exists(trashToday+"/A/x.jpg.xmp"), "a saved file with a sidecar's name moved with x.jpg")
-//TMP	assert.True(t, e.sameInode("By date/2024/06/x.jpg.xmp", "A/x.jpg.xmp"), "a saved file left the date view with x.jpg")
+	assert.True(t, e.sameInode("By date/2024/06/x.jpg.xmp", "A/x.jpg.xmp"), "a saved file left the date view with x.jpg")
 	for _, p := range []string{"A/x.jpg", "A/x.jpg.supplemental-metadata.json",
 		"Gone/0.jpg", "Gone/0.jpg.xmp", "Gone/0.jpg.supplemental-metadata.json", "Gone/" + sidecars.TakeoutAlbumFile,
 		"Gone/.meta/album_meta.json", "Empty/e.jpg", "Empty/e.jpg.xmp", "Empty/" + sidecars.TakeoutAlbumFile} {
@@ -244,4 +245,73 @@ func TestPruneLeavesSidecarsQuakDoesNotKeep(t *testing.T) {
 	assert.Equal(t, 1, sum.Pruned)
 	assert.True(t, e.exists(trashToday+"/A/x.jpg.supplemental-metadata.json"))
 	e.same("A/x.jpg.xmp", []byte("darktable's"))
+}
+
+// linksIn lists the files under the date view that are rel (the same
+// inode).
+func (e *env) linksIn(rel string) []string {
+	e.t.Helper()
+	var out []string
+	for _, p := range e.walk() {
+		if strings.HasPrefix(p, DateViewDir+"/") && e.sameInode(p, rel) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// A saved file named like another's sidecar keeps its place in the date
+// view: no sidecar replaces it or is removed in its name, and a saved file
+// is never linked into the date view as another file's sidecar.
+func TestTheDateViewKeepsFilesNamedLikeSidecars(t *testing.T) {
+	t.Run("album of the sidecar's file first", func(t *testing.T) { testFilesNamedLikeSidecars(t, false) })
+	t.Run("album of the file with that name first", func(t *testing.T) { testFilesNamedLikeSidecars(t, true) })
+}
+
+func testFilesNamedLikeSidecars(t *testing.T, bFirst bool) {
+	t.Helper()
+	e := newEnv(t)
+	e.views = allViews()
+	may := time.Date(2024, 5, 15, 12, 0, 0, 0, time.UTC).UnixMicro()
+	var a, b *enteapitest.Album
+	if bFirst {
+		b, a = e.u.AddAlbum("B"), e.u.AddAlbum("A")
+	} else {
+		a, b = e.u.AddAlbum("A"), e.u.AddAlbum("B")
+	}
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1, CreationTime: june})
+	b.AddFile(enteapitest.FileSpec{Title: "x.jpg.xmp", Data: []byte("B's file"), CreationTime: june})
+	a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 10, Seed: 2, CreationTime: june})
+	a.AddFile(enteapitest.FileSpec{Title: "y.jpg.xmp", Data: []byte("A's file"), CreationTime: may})
+	e.mustRun()
+	var place string
+	check := func(when string) {
+		t.Helper()
+		links := e.linksIn("B/x.jpg.xmp")
+		if assert.Len(t, links, 1, "%s: B's file in the date view", when) {
+			if place == "" {
+				place = links[0]
+			}
+			assert.Equal(t, place, links[0], "%s: B's file moved in the date view", when)
+		}
+		assert.Equal(t, []string{"By date/2024/05/y.jpg.xmp"}, e.linksIn("A/y.jpg.xmp"), "%s: A's file linked as y.jpg's sidecar", when)
+	}
+	check("saved")
+	if bFirst {
+		assert.Equal(t, "By date/2024/06/x.jpg.xmp", place, "B's file, placed first, has its own name")
+	}
+	assert.Contains(t, string(e.read("A/x.jpg.xmp")), "<rdf:li>A</rdf:li>", "x.jpg keeps its own XMP in its album")
+
+	e.views.XMP = false
+	e.mustRun()
+	check("XMP turned off")
+	e.views.XMP = true
+	e.mustRun()
+	check("XMP turned on again")
+
+	a.Remove(x)
+	_, err := e.prune(100)
+	require.NoError(t, err)
+	check("x.jpg pruned")
+	assert.False(t, e.exists("By date/2024/06/x.jpg"))
 }
