@@ -276,3 +276,31 @@ func TestRecordedCopiesAreNotUnlinked(t *testing.T) {
 	require.Len(t, problems, 1)
 	assert.Equal(t, Changed, problems[0].Kind, "a copy's bytes are still checked")
 }
+
+// With --xmp and Takeout sidecars, verify still tells quak's files from
+// the rest: the sidecars of every saved file (one named like a temp file,
+// one kept with a hash mismatch) are quak's, the mismatch is reported as
+// such, and a stray temp-named file is extra, and so is a sidecar-looking
+// file beside it.
+func TestSidecarsTempNamesAndMismatchesTogether(t *testing.T) {
+	fx := newFix(t)
+	fx.views = backup.Views{XMP: true, Sidecars: sidecars.Takeout, DateView: "YYYY"}
+	a := fx.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: ".quak-tmp-evil.jpg", Size: 10})
+	odd := a.AddFile(enteapitest.FileSpec{Title: "odd.jpg", Size: 100, Hash: "Ym9ndXMgaGFzaA=="})
+	fx.backup(t)
+	for _, own := range []string{".quak-tmp-evil.jpg.xmp", ".quak-tmp-evil.jpg.supplemental-metadata.json", "odd.jpg.xmp", "odd.jpg.supplemental-metadata.json"} {
+		require.FileExists(t, filepath.Join(fx.dir, "A", own))
+	}
+	for _, stray := range []string{".quak-tmp-123", ".quak-tmp-123.xmp"} {
+		require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "A", stray), []byte("half"), 0o644))
+	}
+	sum, problems := verifyAll(t, fx.dir)
+	assert.Equal(t, 2, sum.Checked)
+	assert.ElementsMatch(t, []Problem{
+		{Kind: Mismatch, FileID: odd.ID, Path: filepath.Join("A", "odd.jpg"),
+			Detail: "its bytes do not match Ente's hash for it (what the uploader sent, or a damaged download)"},
+		{Kind: Extra, Path: filepath.Join("A", ".quak-tmp-123"), Detail: "not a file quak saved"},
+		{Kind: Extra, Path: filepath.Join("A", ".quak-tmp-123.xmp"), Detail: "not a file quak saved"},
+	}, problems)
+}
