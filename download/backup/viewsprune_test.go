@@ -315,3 +315,31 @@ func testFilesNamedLikeSidecars(t *testing.T, bFirst bool) {
 	check("x.jpg pruned")
 	assert.False(t, e.exists("By date/2024/06/x.jpg"))
 }
+
+// A sidecar coming back from the trash never replaces a saved file that
+// took its name while it was away: it is dropped, and the file it
+// belonged to goes without, as any file whose sidecar name is taken.
+func TestASidecarBackFromTheTrashNeverReplacesASavedFile(t *testing.T) {
+	e := newEnv(t)
+	e.views = allViews()
+	a := e.u.AddAlbum("A")
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1, CreationTime: june})
+	e.mustRun()
+	e.s.Advance(24 * time.Hour)
+	a.Remove(x)
+	_, err := e.prune(100)
+	require.NoError(t, err)
+	require.True(t, e.exists(trashToday+"/A/x.jpg.xmp"))
+	named := a.AddFile(enteapitest.FileSpec{Title: "x.jpg.xmp", Data: []byte("a file, not x.jpg's sidecar"), CreationTime: june})
+	e.mustRun()
+
+	e.s.Advance(24 * time.Hour)
+	a.Add(x)
+	sum := e.mustRun()
+	assert.Equal(t, 1, sum.Restored)
+	e.same("A/x.jpg", x.Plaintext())
+	e.same("A/x.jpg.xmp", named.Plaintext())
+	assert.True(t, e.exists("A/x.jpg.supplemental-metadata.json"), "the other sidecar came back")
+	assert.False(t, e.exists(trashToday+"/A/x.jpg.xmp"), "the sidecar without a place lingers in the trash")
+	assert.NotEmpty(t, e.kinds(FileWarning), "no warning that x.jpg has no XMP")
+}
