@@ -32,12 +32,18 @@ type file struct {
 
 // Save writes the session to path atomically with mode 0600, creating its
 // folder with mode 0700.
-func Save(path string, a *Account) (err error) {
+func Save(path string, a *Account) error {
+	return writePrivate(path, file{Version: fileVersion, Account: *a})
+}
+
+// writePrivate writes v as indented JSON to path atomically with mode
+// 0600, creating its folder with mode 0700.
+func writePrivate(path string, v any) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(file{Version: fileVersion, Account: *a}, "", "  ")
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
