@@ -36,6 +36,7 @@ type backupOpts struct {
 	filters     filterFlags
 	views       viewFlags
 	fs          *pflag.FlagSet // which flags were given
+	multi       multiFlags
 }
 
 // filterFlags are backup's choices of what to download.
@@ -113,14 +114,12 @@ Exit codes:
   5  DIR is unusable: missing, not writable, or the backup of another account
   1  any other fatal error
   130/143  interrupted by Ctrl-C / SIGTERM`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return &usageError{fmt.Errorf("backup takes one folder, got %d arguments", len(args))}
-			}
-			return nil
-		},
+		Args: o.multi.args("backup"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.fs = c.Flags()
+			if o.multi.all {
+				return runBackupAll(c.Context(), d, o)
+			}
 			return runBackup(c.Context(), d, o, args[0])
 		},
 	}
@@ -141,6 +140,7 @@ Exit codes:
 	o.filters.register(f)
 	o.views.register(f)
 	o.net.register(f)
+	o.multi.register(f, "back up")
 	return c
 }
 
@@ -203,9 +203,12 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 			line = "refused before it started: " + err.Error()
 		}
 		ping.finish(ctx, code, line)
+		if o.multi.done != nil {
+			o.multi.done(sum, code)
+		}
 	}()
 
-	a, c, err := loadSession(d, &o.net)
+	a, c, err := loadSessionFor(d, &o.net, dir, o.multi.account)
 	if err != nil {
 		return err
 	}
@@ -251,6 +254,11 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 			return lastRun(a, s, err, code), code == exitOK
 		},
 	})
+	if sum != nil && sum.Started && !o.dryRun && (o.multi.account != "" || o.init) {
+		if err := registerFolder(d, dir, a); err != nil {
+			pr.warn("could not record the folder's account in the config: " + err.Error())
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -67,21 +67,10 @@ func (n *netFlags) client(d deps, endpoint string) (*apiclient.Client, error) {
 	return apiclient.New(endpoint, hc, quakVersion())
 }
 
-// loadSession reads the session and returns it with a client of its server.
+// loadSession reads the only session and returns it with a client of its
+// server; with several accounts logged in, see loadSessionFor.
 func loadSession(d deps, n *netFlags) (*account.Account, *apiclient.Client, error) {
-	path, err := sessionPath(d.getenv)
-	if err != nil {
-		return nil, nil, err
-	}
-	a, err := account.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := n.client(d, a.Endpoint)
-	if err != nil {
-		return nil, nil, err
-	}
-	return a, c.WithToken(a.Token), nil
+	return loadSessionFor(d, n, "", "")
 }
 
 // readSecretFile reads a password file, refusing one that anyone can read,

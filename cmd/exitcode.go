@@ -12,3 +12,25 @@ const (
 	exitInterrupt   = 130 // stopped by Ctrl-C (SIGINT)
 	exitTerminated  = 143 // stopped by SIGTERM
 )
+
+// worstFirst orders exit codes for runs over several folders (--all),
+// which end with the worst of their codes; README.md lists the order. A
+// code not listed counts as bad as exitFatal.
+var worstFirst = []int{exitTerminated, exitInterrupt, exitFatal, exitUnusableDir, exitLogin, exitLocked, exitStale, exitPartial, exitOK}
+
+// worse is the worse of two exit codes by worstFirst.
+func worse(a, b int) int {
+	if rank(b) < rank(a) {
+		return b
+	}
+	return a
+}
+
+func rank(code int) int {
+	for i, c := range worstFirst {
+		if c == code {
+			return i
+		}
+	}
+	return 2 // as exitFatal
+}

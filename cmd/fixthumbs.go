@@ -25,6 +25,7 @@ type fixThumbsOpts struct {
 	json        bool
 	concurrency int
 	attempts    int
+	account     string
 }
 
 func newFixThumbnailsCmd(d deps) *cobra.Command {
@@ -73,6 +74,7 @@ Exit codes:
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout: one object per file, then a summary")
 	f.IntVar(&o.concurrency, "concurrency", 4, "files checked and repaired at once")
 	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per request before a file counts as unknown")
+	f.StringVar(&o.account, "account", "", "the account (email) to repair, when several are logged in (default: --from's account)")
 	o.net.register(f)
 	return c
 }
@@ -85,7 +87,7 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 	if err := albums.Validate(); err != nil {
 		return &usageError{err}
 	}
-	a, c, err := loadSession(d, &o.net)
+	a, c, err := loadSessionFor(d, &o.net, o.from, o.account)
 	if err != nil {
 		return err
 	}

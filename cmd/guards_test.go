@@ -23,6 +23,11 @@ func TestStatusRefusesAnotherAccountsSession(t *testing.T) {
 	if code, _, errOut := e.run("login", "--email", other.Email, "--endpoint", s.URL(), "--password-file", passwordFile(t, other.Password, 0o600)); code != 0 {
 		t.Fatal(errOut)
 	}
+	// Logging in adds a session: only with the backup's own gone is the
+	// other account's the one status would use.
+	if code, _, errOut := e.run("logout", "--account", u.Email); code != 0 {
+		t.Fatal(errOut)
+	}
 	code, out, _ := e.run("status", dir)
 	if code != 3 || !strings.Contains(out, "logged in as other@example.org, but this is the backup of "+u.Email) {
 		t.Fatalf("code %d, %q", code, out)

@@ -26,7 +26,10 @@ func newLoginCmd(d deps) *cobra.Command {
 and for the emailed code, authenticator code or passkey your account uses.
 The session is kept in session.json in quak's config folder ($QUAK_CONFIG_DIR,
 else $XDG_CONFIG_HOME/quak or ~/.config/quak), mode 0600, so that backups from
-cron need no password. Login attempts are never retried automatically.
+cron need no password. Logging in to another account adds its session beside
+the others (one per account and server; quak accounts lists them); logging in
+again to the same one replaces it. Login attempts are never retried
+automatically.
 
 Exit codes: 0 logged in, 1 login failed, 64 bad command line.`,
 		Args: noArgs,
@@ -63,10 +66,14 @@ func runLogin(ctx context.Context, d deps, o *loginOpts) error {
 	if err != nil {
 		return fmt.Errorf("login: %w", err)
 	}
-	if err := account.Save(path, a); err != nil {
+	n, err := addSession(path, a)
+	if err != nil {
 		return fmt.Errorf("saving the session: %w", err)
 	}
 	fmt.Fprintf(d.stdout, "Logged in as %s on %s.\nSession saved to %s.\n", a.Email, a.Endpoint, path)
+	if n > 1 {
+		fmt.Fprintf(d.stdout, "%d accounts are logged in; quak accounts lists them.\n", n)
+	}
 	return nil
 }
 

@@ -27,6 +27,7 @@ type statusOpts struct {
 	maxAge  time.Duration
 	json    bool
 	offline bool
+	multi   multiFlags
 }
 
 func newStatusCmd(d deps) *cobra.Command {
@@ -49,19 +50,20 @@ A monitor runs it and alerts on the exit code:
   6  stale: no fully successful run within --max-age
   1  any other fatal error
 When several apply, the first in the order 5, 3, 6, 2 is the code.`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return &usageError{fmt.Errorf("status takes one folder, got %d arguments", len(args))}
+		Args: o.multi.args("status"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if o.multi.all {
+				return runStatusAll(c.Context(), d, o)
 			}
-			return nil
+			return runStatus(c.Context(), d, o, args[0])
 		},
-		RunE: func(c *cobra.Command, args []string) error { return runStatus(c.Context(), d, o, args[0]) },
 	}
 	f := c.Flags()
 	durationVar(f, &o.maxAge, "max-age", 36*time.Hour, "the oldest a last fully successful run may be (36h, 2d, 1w)")
 	f.BoolVar(&o.json, "json", false, "one JSON object on stdout")
 	f.BoolVar(&o.offline, "offline", false, "do not ask the server whether the session is valid")
 	o.net.register(f)
+	o.multi.register(f, "report on")
 	return c
 }
 
@@ -131,7 +133,7 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	var problems []problem
 	session := "not checked (--offline)"
 	if !o.offline {
-		session = checkSession(ctx, d, &o.net, last, &problems)
+		session = checkSession(ctx, d, &o.net, abs, o.multi.account, last, &problems)
 	}
 	switch {
 	case success == nil:
@@ -173,8 +175,8 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 
 // checkSession asks the server whether the stored session is accepted and
 // belongs to the backup's account.
-func checkSession(ctx context.Context, d deps, n *netFlags, last *runRecord, problems *[]problem) string {
-	a, c, err := loadSession(d, n)
+func checkSession(ctx context.Context, d deps, n *netFlags, dir, email string, last *runRecord, problems *[]problem) string {
+	a, c, err := loadSessionFor(d, n, dir, email)
 	if errors.Is(err, errs.ErrNotLoggedIn) {
 		*problems = append(*problems, problem{exitLogin, "not logged in"})
 		return "not logged in"

@@ -14,6 +14,7 @@ import (
 type verifyOpts struct {
 	sample float64
 	json   bool
+	multi  multiFlags
 }
 
 func newVerifyCmd(d deps) *cobra.Command {
@@ -39,17 +40,18 @@ Exit codes:
   4  a backup is running in DIR (verify waits for nothing)
   5  DIR holds no quak backup
   1  any other fatal error`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return &usageError{fmt.Errorf("verify takes one folder, got %d arguments", len(args))}
+		Args: o.multi.args("verify"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if o.multi.all {
+				return runVerifyAll(c.Context(), d, o)
 			}
-			return nil
+			return runVerify(c.Context(), d, o, args[0])
 		},
-		RunE: func(c *cobra.Command, args []string) error { return runVerify(c.Context(), d, o, args[0]) },
 	}
 	f := c.Flags()
 	f.Float64Var(&o.sample, "sample", 100, "check this percentage of files, least recently verified first")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout: one per problem, then a summary")
+	f.BoolVar(&o.multi.all, "all", false, "verify every backup folder recorded in the config, one after another")
 	return c
 }
 

@@ -97,6 +97,9 @@ func (s *Sessions) Save(path string) error {
 	return writePrivate(path, sessionsFile{Version: sessionsVersion, Sessions: s.List})
 }
 
+// SameEmail reports whether two emails name the same account.
+func SameEmail(a, b string) bool { return strings.EqualFold(a, b) }
+
 // SameEndpoint reports whether two server addresses name the same server.
 func SameEndpoint(a, b string) bool {
 	return strings.EqualFold(strings.TrimRight(a, "/"), strings.TrimRight(b, "/"))
@@ -104,7 +107,7 @@ func SameEndpoint(a, b string) bool {
 
 func (s *Sessions) index(email, endpoint string) int {
 	for i, a := range s.List {
-		if strings.EqualFold(a.Email, email) && SameEndpoint(a.Endpoint, endpoint) {
+		if SameEmail(a.Email, email) && SameEndpoint(a.Endpoint, endpoint) {
 			return i
 		}
 	}
@@ -138,7 +141,7 @@ func (s *Sessions) Delete(email, endpoint string) bool {
 func (s *Sessions) Find(email, endpoint string) (*Account, error) {
 	var found []int
 	for i, a := range s.List {
-		if strings.EqualFold(a.Email, email) && (endpoint == "" || SameEndpoint(a.Endpoint, endpoint)) {
+		if SameEmail(a.Email, email) && (endpoint == "" || SameEndpoint(a.Endpoint, endpoint)) {
 			found = append(found, i)
 		}
 	}

@@ -1,0 +1,306 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/download/backup"
+)
+
+// multiFlags choose a run's account, or every registered folder.
+type multiFlags struct {
+	account string
+	all     bool
+	// done, when set, is told how a backup of one folder ended.
+	done func(sum *backup.Summary, code int)
+}
+
+func (m *multiFlags) register(fs *pflag.FlagSet, verb string) {
+	fs.StringVar(&m.account, "account", "", "the account (email) to use when several are logged in; DIR remembers it, so later runs need not say it")
+	fs.BoolVar(&m.all, "all", false, verb+" every backup folder recorded in the config (quak accounts lists them), one after another; with --account, that account's")
+}
+
+// args checks the folder argument: one, or none with --all.
+func (m *multiFlags) args(command string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		switch {
+		case m.all && len(args) > 0:
+			return &usageError{fmt.Errorf("%s --all takes no folder: it runs on every folder recorded in the config", command)}
+		case !m.all && len(args) != 1:
+			return &usageError{fmt.Errorf("%s takes one folder, got %d arguments", command, len(args))}
+		}
+		return nil
+	}
+}
+
+// folderRun is how one folder's run of an --all ended.
+type folderRun struct {
+	folder account.Folder
+	code   int
+	err    error
+}
+
+// folders is the registered folders --all runs on (only --account's when
+// given), or a usage error when there is none.
+func (m *multiFlags) folders(d deps) ([]account.Folder, error) {
+	fs, path, err := loadFolders(d)
+	if err != nil {
+		return nil, err
+	}
+	var out []account.Folder
+	for _, f := range fs.List {
+		if m.account == "" || account.SameEmail(f.Email, m.account) {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &usageError{fmt.Errorf("no backup folder is recorded in %s%s: run quak backup --init --account EMAIL DIR once for each",
+			path, orEmpty(" for ", m.account))}
+	}
+	return out, nil
+}
+
+// forEachFolder runs one command on every folder, one after another. Each
+// folder's failure is its own: it is reported with its account and the
+// others still run; only an interruption stops the rest. With jsonOut,
+// every JSON line the command writes carries "account" and "dir". A header
+// naming the account and folder goes to human before each run.
+func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOut bool, human io.Writer,
+	run func(d deps, f account.Folder) error) []folderRun {
+	var runs []folderRun
+	for _, f := range folders {
+		if ctx.Err() != nil {
+			break
+		}
+		fd := d
+		fd.getenv = func(k string) string {
+			if k == "QUAK_HEALTHCHECK_URL" {
+				return "" // --all pings once for the whole run
+			}
+			return d.getenv(k)
+		}
+		if jsonOut {
+			fd.stdout = &taggedLines{w: d.stdout, tags: map[string]any{"account": f.Email, "dir": f.Dir}}
+		}
+		fmt.Fprintf(human, "== %s on %s: %s\n", f.Email, f.Endpoint, f.Dir)
+		err := run(fd, f)
+		code := exitOK
+		if err != nil {
+			code = report(d.stderr, fmt.Errorf("%s, %s: %w", f.Email, f.Dir, err))
+		}
+		runs = append(runs, folderRun{folder: f, code: code, err: err})
+	}
+	return runs
+}
+
+// worstOf is the worst exit code of runs, by worse's order, and the error
+// an --all run ends with: nil when every run succeeded.
+func worstOf(ctx context.Context, runs []folderRun) (int, error) {
+	code := exitOK
+	bad := 0
+	for _, r := range runs {
+		code = worse(code, r.code)
+		if r.code != exitOK {
+			bad++
+		}
+	}
+	if ctx.Err() != nil {
+		return exitInterrupt, ctx.Err()
+	}
+	if code == exitOK {
+		return code, nil
+	}
+	return code, &statusError{code: code, msg: fmt.Sprintf("%d of %d folders did not fully succeed (exit code %d, the worst of their codes)", bad, len(runs), code)}
+}
+
+// runBackupAll backs up every registered folder with its own account, and
+// pings the health check once for the whole run.
+func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
+	if o.init {
+		return &usageError{fmt.Errorf("--init names one folder: run quak backup --init --account EMAIL DIR")}
+	}
+	folders, err := o.multi.folders(d)
+	if err != nil {
+		return err
+	}
+	human := d.stdout
+	if o.json {
+		human = d.stderr
+	}
+	url := firstOf(o.healthURL, d.getenv("QUAK_HEALTHCHECK_URL"))
+	if o.dryRun {
+		url = ""
+	}
+	var mu sync.Mutex
+	ping, err := newPinger(d, url, func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(d.stderr, "quak: "+msg)
+	})
+	if err != nil {
+		return err
+	}
+	ping.start(ctx)
+	start := time.Now()
+	total := &backup.Summary{}
+	sums := map[string]*backup.Summary{}
+	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f account.Folder) error {
+		fo := *o
+		fo.healthURL = ""
+		fo.multi = multiFlags{done: func(s *backup.Summary, _ int) {
+			if s != nil && s.Started {
+				sums[f.Dir] = s
+				addSummary(total, s)
+			}
+		}}
+		return runBackup(ctx, fd, &fo, f.Dir)
+	})
+	total.Duration = time.Since(start)
+	code, err := worstOf(ctx, runs)
+	lines := make([]string, 0, len(runs)+1)
+	for _, r := range runs {
+		what := "refused before it started: " + errText1(r.err)
+		if s := sums[r.folder.Dir]; s != nil {
+			what = summaryLine(s)
+		}
+		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", r.folder.Email, r.folder.Dir, r.code, what))
+	}
+	lines = append(lines, fmt.Sprintf("Total for %d of %d folders: %s; exit code %d", len(runs), len(folders), summaryLine(total), code))
+	fmt.Fprintln(human, "== every account")
+	for _, l := range lines {
+		fmt.Fprintln(human, l)
+	}
+	if o.json {
+		f := summaryFields(total, code)
+		f["folders"], f["runs"], f["dryRun"] = len(folders), len(runs), o.dryRun
+		f["exitCodes"] = exitCodesOf(runs)
+		newJSONLines(d).write("total", f)
+	}
+	ping.finish(ctx, code, strings.Join(lines, "\n"))
+	return err
+}
+
+// addSummary adds s's counts to t.
+func addSummary(t, s *backup.Summary) {
+	t.Started = true
+	t.New += s.New
+	t.Linked += s.Linked
+	t.Adopted += s.Adopted
+	t.Updated += s.Updated
+	t.Unchanged += s.Unchanged
+	t.Failed += s.Failed
+	t.HashMismatches += s.HashMismatches
+	t.DeletedOnServer += s.DeletedOnServer
+	t.AlbumsDeleted += s.AlbumsDeleted
+	t.AlbumsFailed += s.AlbumsFailed
+	t.Skipped += s.Skipped
+	t.Pruned += s.Pruned
+	t.Restored += s.Restored
+	t.Bytes += s.Bytes
+	t.TotalFiles += s.TotalFiles
+	t.TotalBytes += s.TotalBytes
+	t.Failures = append(t.Failures, s.Failures...)
+	if t.Reasons == nil {
+		t.Reasons = map[string]int{}
+	}
+	for k, v := range s.Reasons {
+		t.Reasons[k] += v
+	}
+}
+
+// exitCodesOf maps each folder to its run's exit code, for JSON.
+func exitCodesOf(runs []folderRun) []map[string]any {
+	out := make([]map[string]any, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, map[string]any{"account": r.folder.Email, "dir": r.folder.Dir, "exitCode": r.code, "error": errText(r.err)})
+	}
+	return out
+}
+
+func errText1(err error) string {
+	if err == nil {
+		return "nothing to do"
+	}
+	return err.Error()
+}
+
+// runStatusAll reports on every registered folder.
+func runStatusAll(ctx context.Context, d deps, o *statusOpts) error {
+	folders, err := o.multi.folders(d)
+	if err != nil {
+		return err
+	}
+	human := d.stdout
+	if o.json {
+		human = d.stderr
+	}
+	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f account.Folder) error {
+		return runStatus(ctx, fd, o, f.Dir)
+	})
+	return endAll(ctx, human, runs, len(folders))
+}
+
+// runVerifyAll verifies every registered folder.
+func runVerifyAll(ctx context.Context, d deps, o *verifyOpts) error {
+	folders, err := o.multi.folders(d)
+	if err != nil {
+		return err
+	}
+	human := d.stdout
+	if o.json {
+		human = d.stderr
+	}
+	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f account.Folder) error {
+		return runVerify(ctx, fd, o, f.Dir)
+	})
+	return endAll(ctx, human, runs, len(folders))
+}
+
+// endAll prints one line per folder and the worst code, and returns the
+// error the run ends with.
+func endAll(ctx context.Context, human io.Writer, runs []folderRun, n int) error {
+	code, err := worstOf(ctx, runs)
+	fmt.Fprintln(human, "== every account")
+	for _, r := range runs {
+		fmt.Fprintf(human, "%s, %s: exit code %d\n", r.folder.Email, r.folder.Dir, r.code)
+	}
+	fmt.Fprintf(human, "Total for %d of %d folders: exit code %d\n", len(runs), n, code)
+	return err
+}
+
+// taggedLines adds fixed fields to every JSON line written through it,
+// keeping numbers exact. jsonLines writes one whole line per Write.
+type taggedLines struct {
+	w    io.Writer
+	tags map[string]any
+}
+
+func (t *taggedLines) Write(b []byte) (int, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil || obj == nil {
+		return t.w.Write(b)
+	}
+	for k, v := range t.tags {
+		obj[k] = v
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return t.w.Write(b)
+	}
+	if _, err := t.w.Write(append(out, '\n')); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}

@@ -1,0 +1,195 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/errs"
+)
+
+// foldersPath is the list of backup folders and their accounts, beside the
+// session file.
+func foldersPath(getenv func(string) string) (string, error) {
+	d, err := configDir(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "folders.json"), nil
+}
+
+// loadSessions reads every session in the config folder.
+func loadSessions(d deps) (*account.Sessions, string, error) {
+	path, err := sessionPath(d.getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := account.LoadSessions(path)
+	return s, path, err
+}
+
+// loadFolders reads the folder list in the config folder.
+func loadFolders(d deps) (*account.Folders, string, error) {
+	path, err := foldersPath(d.getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	f, err := account.LoadFolders(path)
+	return f, path, err
+}
+
+// errSeveralAccounts asks for --account when nothing else says which
+// session a command should use.
+var errSeveralAccounts = errors.New("several accounts are logged in: say which with --account EMAIL (quak accounts lists them)")
+
+// loadSessionFor returns the session a command on the backup folder dir
+// ("" for none) should use, with a client of its server. The account is, in
+// this order: email (--account) when given; the account dir was registered
+// to; the account recorded in dir's backup; the only session there is.
+// Errors: errs.ErrNotLoggedIn when that account has no session, a
+// *usageError when several accounts could be meant.
+func loadSessionFor(d deps, n *netFlags, dir, email string) (*account.Account, *apiclient.Client, error) {
+	a, err := pickSession(d, dir, email)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := n.client(d, a.Endpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, c.WithToken(a.Token), nil
+}
+
+func pickSession(d deps, dir, email string) (*account.Account, error) {
+	ss, path, err := loadSessions(d)
+	if err != nil {
+		return nil, err
+	}
+	if len(ss.List) == 0 {
+		return nil, fmt.Errorf("%w (no session at %s)", errs.ErrNotLoggedIn, path)
+	}
+	var reg *account.Folder
+	if dir != "" {
+		if dir, err = filepath.Abs(dir); err != nil {
+			return nil, err
+		}
+		fs, _, err := loadFolders(d)
+		if err != nil {
+			return nil, err
+		}
+		reg = fs.Get(dir)
+	}
+	switch {
+	case email != "":
+		endpoint := ""
+		if reg != nil && account.SameEmail(reg.Email, email) {
+			endpoint = reg.Endpoint
+		}
+		return found(ss.Find(email, endpoint))
+	case reg != nil:
+		a, err := ss.Find(reg.Email, reg.Endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("%s belongs to %s on %s: %w", dir, reg.Email, reg.Endpoint, err)
+		}
+		return a, nil
+	}
+	if dir != "" && len(ss.List) > 1 {
+		owner, err := backup.Owner(dir)
+		if err != nil {
+			return nil, err
+		}
+		if owner != nil {
+			a, err := ss.Find(owner.Email, owner.Endpoint)
+			if err != nil {
+				return nil, fmt.Errorf("%s is the backup of %s on %s: %w", dir, owner.Email, owner.Endpoint, err)
+			}
+			return a, nil
+		}
+	}
+	if len(ss.List) > 1 {
+		return nil, &usageError{errSeveralAccounts}
+	}
+	// One session: as before several existed, the backup itself refuses a
+	// folder of another account.
+	return &ss.List[0], nil
+}
+
+// found turns an ambiguous --account into a usage error.
+func found(a *account.Account, err error) (*account.Account, error) {
+	var ae *account.AmbiguousError
+	if errors.As(err, &ae) {
+		return nil, &usageError{fmt.Errorf("%w: log out of one of them (quak logout --account EMAIL --endpoint URL)", err)}
+	}
+	return a, err
+}
+
+// registerFolder records that dir belongs to a's account, for --all and for
+// runs without --account.
+func registerFolder(d deps, dir string, a *account.Account) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	fs, path, err := loadFolders(d)
+	if err != nil {
+		return err
+	}
+	if !fs.Set(abs, a.Email, a.Endpoint) {
+		return nil
+	}
+	return fs.Save(path)
+}
+
+// addSession adds a to the session file at path, replacing its earlier
+// session, and returns how many sessions the file now holds.
+func addSession(path string, a *account.Account) (int, error) {
+	ss, err := account.LoadSessions(path)
+	if err != nil {
+		return 0, err
+	}
+	ss.Put(a)
+	return len(ss.List), ss.Save(path)
+}
+
+// loadSessionOf returns the session of email on endpoint ("" for any
+// server), or the only session when email is "".
+func loadSessionOf(d deps, n *netFlags, email, endpoint string) (*account.Account, *apiclient.Client, error) {
+	if email == "" {
+		return loadSession(d, n)
+	}
+	ss, _, err := loadSessions(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := found(ss.Find(email, endpoint))
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := n.client(d, a.Endpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, c.WithToken(a.Token), nil
+}
+
+// removeSession deletes a's session from the file at path, and the file
+// with the last one.
+func removeSession(path string, a *account.Account) error {
+	ss, err := account.LoadSessions(path)
+	if err != nil {
+		return err
+	}
+	ss.Delete(a.Email, a.Endpoint)
+	return ss.Save(path)
+}
+
+// orEmpty is prefix+s, or "" when s is "".
+func orEmpty(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}
