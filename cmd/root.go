@@ -114,7 +114,7 @@ within --max-age; 64 bad command line; 130/143 interrupted.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &usageError{err}
 	})
-	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newPruneTrashCmd(d), newHelperCmd(d))
+	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newAccountsCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newPruneTrashCmd(d), newHelperCmd(d))
 	return root
 }
 

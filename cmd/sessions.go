@@ -8,6 +8,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 )
 
@@ -97,7 +98,7 @@ func pickSession(d deps, dir, email string) (*account.Account, error) {
 		return a, nil
 	}
 	if dir != "" && len(ss.List) > 1 {
-		owner, err := backup.Owner(dir)
+		owner, err := folderOwner(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -192,4 +193,15 @@ func orEmpty(prefix, s string) string {
 		return ""
 	}
 	return prefix + s
+}
+
+// folderOwner is the account dir's backup belongs to, or nil for a folder
+// with no backup: from its last run's record, readable while a backup
+// runs, else from its state.
+func folderOwner(dir string) (*state.Account, error) {
+	r, err := readRecord(filepath.Join(dir, backup.StateDir, backup.LastRunFile))
+	if err == nil && r.Email != "" {
+		return &state.Account{UserID: r.UserID, Email: r.Email, Endpoint: r.Endpoint}, nil
+	}
+	return backup.Owner(dir)
 }

@@ -160,6 +160,18 @@ func (u *User) TokenCount() int {
 	return n
 }
 
+// RevokeSessions ends every session of u, as "log out of all devices" in
+// Ente's apps does: each later request with one of its tokens gets 401.
+func (u *User) RevokeSessions() {
+	u.s.mu.Lock()
+	defer u.s.mu.Unlock()
+	for k, t := range u.s.tokens {
+		if t.userID == u.ID {
+			delete(u.s.tokens, k)
+		}
+	}
+}
+
 // ApprovePasskey completes the browser half of u's pending passkey logins.
 func (u *User) ApprovePasskey() {
 	u.s.mu.Lock()
