@@ -69,7 +69,7 @@ func requireFile(t *testing.T, path string, want []byte) {
 func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 	fam := newFamily(t, "alice", "bob", "carol", "dave")
 	for _, n := range []string{"alice", "bob", "carol", "dave"} {
-		fam.users[n].AddAlbum(n+"'s album").AddFile(enteapitest.FileSpec{Title: n + "0.jpg", Size: 100, Seed: 1})
+		fam.users[n].AddAlbum(n + "'s album").AddFile(enteapitest.FileSpec{Title: n + "0.jpg", Size: 100, Seed: 1})
 		fam.record(t, n)
 	}
 	alice := fam.users["alice"].AddAlbum("New").AddFile(enteapitest.FileSpec{Title: "new.jpg", Size: 5000, Seed: 7})
