@@ -87,7 +87,7 @@ func runAccounts(ctx context.Context, d deps, o *accountsOpts) error {
 		if seen[i] {
 			continue
 		}
-		lines = append(lines, accountLine{email: f.Email, endpoint: f.Endpoint, session: "not logged in", code: exitLogin, folders: []account.Folder{f}})
+		lines = append(lines, accountLine{email: f.Email, endpoint: f.Endpoint, session: "none: run quak login --email " + f.Email, code: exitLogin, folders: []account.Folder{f}})
 	}
 	code := exitOK
 	for _, l := range lines {

@@ -56,5 +56,6 @@ func runLogout(ctx context.Context, d deps, n *netFlags, email, endpoint string)
 		return fmt.Errorf("deleted %s, but could not end the session on the server: %w", path, serverErr)
 	}
 	fmt.Fprintf(d.stdout, "Logged out %s.\n", a.Email)
+	noteFolders(d, a)
 	return nil
 }

@@ -205,3 +205,15 @@ func folderOwner(dir string) (*state.Account, error) {
 	}
 	return backup.Owner(dir)
 }
+
+// noteFolders tells, after a logout, which backup folders stay recorded for
+// a's account.
+func noteFolders(d deps, a *account.Account) {
+	fs, _, err := loadFolders(d)
+	if err != nil {
+		return
+	}
+	for _, f := range fs.Of(a.Email, a.Endpoint) {
+		fmt.Fprintf(d.stdout, "%s stays recorded as its backup: --all reports it as not logged in until you log in again or run quak accounts --forget %s\n", f.Dir, f.Dir)
+	}
+}
