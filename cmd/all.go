@@ -177,8 +177,15 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	}
 	lines = append(lines, fmt.Sprintf("Total for %d of %d folders: %s; exit code %d", len(runs), len(folders), summaryLine(total), code))
 	fmt.Fprintln(human, "== every account")
+	lf, lerr := openLogFile(d, o.logFile)
 	for _, l := range lines {
 		fmt.Fprintln(human, l)
+		if lerr == nil {
+			lf.line(l)
+		}
+	}
+	if lerr == nil {
+		_ = lf.close()
 	}
 	if o.json {
 		f := summaryFields(total, code)

@@ -147,9 +147,13 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 	require.NoError(t, os.Mkdir(fam.dirs["bob"], 0o755))
 	fam.s.SetChaos(nil)
 	fam.login(t, "carol")
-	code, out, errOut = fam.e.run("backup", "--all")
+	logFile := filepath.Join(t.TempDir(), "quak.log")
+	code, out, errOut = fam.e.run("backup", "--all", "--log-file", logFile)
 	require.Equal(t, exitOK, code, "%s%s", out, errOut)
 	requireFile(t, filepath.Join(fam.dirs["carol"], "Trip", "c1.jpg"), first.Plaintext())
+	logged, err := os.ReadFile(logFile)
+	require.NoError(t, err)
+	assert.Contains(t, string(logged), "Total for 4 of 4 folders: ", "the total reaches the log too")
 	assert.Contains(t, out, "== carol@example.org on "+fam.s.URL()+": "+fam.dirs["carol"])
 }
 
@@ -244,6 +248,9 @@ func TestAccountsAndLogoutOfOne(t *testing.T) {
 
 	code, _, errOut = e.run("whoami")
 	require.Equal(t, exitUsage, code, "whoami cannot guess: %s", errOut)
+	code, out, errOut = e.run("whoami", "--account", "carol@example.org")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "carol@example.org (user ")
 	code, _, _ = e.run("logout")
 	require.Equal(t, exitUsage, code, "logout cannot guess")
 

@@ -106,6 +106,13 @@ run resumes), and a second run on the same DIR waits for nothing: it exits 4.
 Every run that starts records its summary in DIR/.quak/last-run.json, which
 quak status reads.
 
+With several accounts logged in, --account EMAIL says whose backup DIR is,
+and DIR remembers it (with --init or --account), so later runs need not say
+it. --all backs up every folder recorded that way, one after another, each
+with its account's session and its own lock: one folder's failure never
+stops the others, one health-check ping covers the whole run, and the exit
+code is the worst of theirs in the order 130/143, 1, 5, 3, 4, 2, 0.
+
 Exit codes:
   0  everything saved
   2  some files failed (named on stderr; retried first on the next run)

@@ -96,7 +96,8 @@ folder, verifying every file against Ente's hash before giving it its name.
 Exit codes, for every command: 0 success; 1 fatal error; 2 some files
 failed; 3 not logged in or session rejected; 4 another quak holds the
 folder's lock; 5 backup folder unusable; 6 (status) no successful run
-within --max-age; 64 bad command line; 130/143 interrupted.`,
+within --max-age; 64 bad command line; 130/143 interrupted. With --all,
+the worst of the folders' codes: 130/143, 1, 5, 3, 4, 6, 2, 0.`,
 		Version:       quakVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -39,7 +39,9 @@ Exit codes:
   2  something is missing, changed, extra or unlinked
   4  a backup is running in DIR (verify waits for nothing)
   5  DIR holds no quak backup
-  1  any other fatal error`,
+  1  any other fatal error
+--all verifies every folder recorded with quak backup --account, one after
+another, and exits with the worst code in the order 1, 5, 4, 2, 0.`,
 		Args: o.multi.args("verify"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.multi.all {

@@ -9,6 +9,7 @@ import (
 
 func newWhoamiCmd(d deps) *cobra.Command {
 	var n netFlags
+	var email string
 	c := &cobra.Command{
 		Use:   "whoami",
 		Short: "Show the account and server, and check the session is valid",
@@ -18,14 +19,15 @@ session is still valid.
 Exit codes: 0 valid, 3 not logged in or the session was rejected, 1 the
 server could not be asked.`,
 		Args: noArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return runWhoami(c.Context(), d, &n) },
+		RunE: func(c *cobra.Command, _ []string) error { return runWhoami(c.Context(), d, &n, email) },
 	}
+	c.Flags().StringVar(&email, "account", "", "the account (email) to show, when several are logged in")
 	n.register(c.Flags())
 	return c
 }
 
-func runWhoami(ctx context.Context, d deps, n *netFlags) error {
-	a, c, err := loadSession(d, n)
+func runWhoami(ctx context.Context, d deps, n *netFlags, email string) error {
+	a, c, err := loadSessionOf(d, n, email, "")
 	if err != nil {
 		return err
 	}
