@@ -1,11 +1,14 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -335,4 +338,37 @@ func TestFixThumbnailsAccount(t *testing.T) {
 	require.Equal(t, exitOK, code, "%s%s", out, errOut)
 	code, _, errOut = e.run("helper", "fix-missing-thumbnails", "--dry-run", "--account", "nobody@example.org")
 	require.Equal(t, exitLogin, code, errOut)
+}
+
+// An interrupted --all stops: the folders after the interrupted one are not
+// started, and the run ends as interrupted, in its code and its ping.
+func TestBackupAllStopsWhenInterrupted(t *testing.T) {
+	fam := newFamily(t, "alice", "bob")
+	for _, n := range []string{"alice", "bob"} {
+		fam.record(t, n)
+	}
+	a := fam.users["alice"].AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10})
+	fam.users["bob"].AddAlbum("B").AddFile(enteapitest.FileSpec{Title: "b.jpg", Size: 10})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fam.s.SetChaos(func(route string) (enteapitest.Fault, bool) {
+		if route == fmt.Sprintf("GET /files/download/%d", a.ID) {
+			cancel()
+		}
+		return enteapitest.Fault{}, false
+	})
+	var log pingLog
+	srv := log.server(t)
+	var out, errb bytes.Buffer
+	e := fam.e
+	d := deps{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return e.vars[k] },
+		sleep: func(context.Context, time.Duration) error { return nil }}
+	code := run(ctx, d, []string{"backup", "--all", "--healthcheck-url", srv.URL})
+	require.Equal(t, exitInterrupt, code, "%s%s", out.String(), errb.String())
+	assert.NotContains(t, errb.String(), "== bob@example.org", "bob's run never started")
+	_, err := os.Stat(filepath.Join(fam.dirs["bob"], "B", "b.jpg"))
+	assert.True(t, os.IsNotExist(err))
+	assert.Equal(t, []string{"GET /start", "POST /fail"}, log.pings)
+	assert.True(t, strings.HasPrefix(log.bodies[1], "exit code 130\n"), log.bodies[1])
+	assert.Contains(t, out.String(), "Total for 1 of 2 folders")
 }
