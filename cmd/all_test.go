@@ -15,6 +15,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/state"
 )
 
 // family is one config with several accounts of one server logged in, each
@@ -80,7 +81,10 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 	ca := carol.AddAlbum("Trip")
 	first := ca.AddFile(enteapitest.FileSpec{Title: "c1.jpg", Size: 300, Seed: 2})
 	ca.AddFile(enteapitest.FileSpec{Title: "c2.jpg", Size: 300, Seed: 3})
-	dave := fam.users["dave"].AddAlbum("Garden").AddFile(enteapitest.FileSpec{Title: "rose.jpg", Size: 700, Seed: 4})
+	garden := fam.users["dave"].AddAlbum("Garden")
+	dave := garden.AddFile(enteapitest.FileSpec{Title: "rose.jpg", Size: 700, Seed: 4})
+	thorn := garden.AddFile(enteapitest.FileSpec{Title: "thorn.jpg", Size: 100, Seed: 5})
+	fam.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", fam.users["dave"].ID, thorn.ID), enteapitest.FlipAt(30))
 	require.NoError(t, os.RemoveAll(fam.dirs["bob"]), "bob's disk is not mounted")
 	// carol logs out of every device while her backup downloads.
 	fam.s.SetChaos(func(route string) (enteapitest.Fault, bool) {
@@ -109,7 +113,7 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 	for _, want := range []string{"alice@example.org, " + fam.dirs["alice"] + ": exit code 0: 1 new",
 		"bob@example.org, " + fam.dirs["bob"] + ": exit code 5: refused before it started",
 		"carol@example.org, " + fam.dirs["carol"] + ": exit code 3",
-		"dave@example.org, " + fam.dirs["dave"] + ": exit code 0: 1 new",
+		"dave@example.org, " + fam.dirs["dave"] + ": exit code 2: 1 new",
 		"Total for 4 of 4 folders: "} {
 		assert.Contains(t, body, want)
 		assert.Contains(t, errOut, want, "the same lines for a person")
@@ -139,12 +143,14 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 	for _, s := range sums {
 		codes[s["account"]] = s["exitCode"]
 	}
-	assert.Equal(t, map[any]any{"alice@example.org": 0.0, "bob@example.org": 5.0, "carol@example.org": 3.0, "dave@example.org": 0.0}, codes)
+	assert.Equal(t, map[any]any{"alice@example.org": 0.0, "bob@example.org": 5.0, "carol@example.org": 3.0, "dave@example.org": 2.0}, codes)
 	total := ofType(objs, "total")
 	require.Len(t, total, 1)
 	assert.Equal(t, 5.0, total[0]["exitCode"])
 	assert.Equal(t, float64(len(saved)), total[0]["counts"].(map[string]any)["new"], "the total adds up the runs")
 	assert.Nil(t, total[0]["account"])
+	assert.Equal(t, map[string]any{"corrupt": 1.0}, total[0]["reasons"], "dave's damaged file")
+	assert.Contains(t, errOut, "quak: error: 3 of 4 folders did not fully succeed (exit code 5")
 
 	// The next run, with bob's disk back and carol logged in again, is clean.
 	require.NoError(t, os.Mkdir(fam.dirs["bob"], 0o755))
@@ -175,6 +181,7 @@ func TestWorseOrder(t *testing.T) {
 	}
 	assert.Equal(t, 75, worse(exitUnusableDir, 75), "a code quak does not list counts as fatal")
 	assert.Equal(t, exitInterrupt, worse(75, exitInterrupt))
+	assert.Equal(t, exitFatal, worse(exitFatal, 75), "between codes as bad, the first stays")
 }
 
 // A folder another run holds is reported locked; the others still run.
@@ -217,10 +224,21 @@ func TestBackupPicksTheFoldersAccount(t *testing.T) {
 	// Forgotten by the config, the backup in the folder still names carol.
 	code, out, errOut = e.run("accounts", "--forget", fam.dirs["carol"])
 	require.Equal(t, exitOK, code, "%s%s", out, errOut)
+	assert.Equal(t, "Forgot "+fam.dirs["carol"]+"; its files stay.\n", out)
+	code, _, _ = e.run("accounts", "--forget", fam.dirs["carol"])
+	require.Equal(t, exitUsage, code, "not in the list any more")
 	g := fam.users["carol"].AddAlbum("E").AddFile(enteapitest.FileSpec{Title: "e.jpg", Size: 10})
 	code, out, errOut = e.run("backup", fam.dirs["carol"])
 	require.Equal(t, exitOK, code, "%s%s", out, errOut)
 	requireFile(t, filepath.Join(fam.dirs["carol"], "E", "e.jpg"), g.Plaintext())
+	// While a backup holds the state, status still finds the account, in
+	// the last run's record.
+	st, err := state.Open(filepath.Join(fam.dirs["carol"], backup.StateDir, "state.db"))
+	require.NoError(t, err)
+	code, out, errOut = e.run("status", fam.dirs["carol"])
+	require.NoError(t, st.Close())
+	require.Equal(t, exitOK, code, "%s%s", out, errOut)
+	assert.Contains(t, out, "Session:       valid")
 	code, _, errOut = e.run("backup", "--all")
 	require.Equal(t, exitUsage, code, "nothing recorded any more")
 	assert.Contains(t, errOut, "--init --account")
@@ -286,8 +304,15 @@ func TestAccountsAndLogoutOfOne(t *testing.T) {
 	require.Equal(t, exitLogin, code, errOut)
 	assert.Contains(t, errOut, "belongs to alice@example.org")
 
-	code, _, _ = e.run("logout", "--account", "alice@example.org")
+	code, out, _ = e.run("logout", "--account", "alice@example.org")
 	require.Equal(t, exitOK, code, "already logged out is not an error")
+	assert.Equal(t, "Not logged in as alice@example.org.\n", out)
+
+	fam.s.Inject("GET /users/session-validity/v2", enteapitest.Status(500))
+	code, out, _ = e.run("accounts")
+	require.Equal(t, exitFatal, code, out)
+	assert.Contains(t, out, "carol@example.org (user ")
+	assert.Contains(t, out, "session could not be checked: ")
 }
 
 // status --all and verify --all follow the same rules as backup --all.

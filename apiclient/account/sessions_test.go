@@ -101,8 +101,10 @@ func TestSessionsFindErrors(t *testing.T) {
 	assert.Equal(t, "http://two", got.Endpoint)
 	_, err = s.Find("b@x", "http://two")
 	assert.ErrorIs(t, err, errs.ErrNotLoggedIn)
+	assert.Contains(t, err.Error(), "no session for b@x on http://two")
 	_, err = s.Find("c@x", "")
 	assert.ErrorIs(t, err, errs.ErrNotLoggedIn)
+	assert.Contains(t, err.Error(), "no session for c@x)")
 }
 
 func TestSessionsFileRefusedWhenLooser(t *testing.T) {
