@@ -151,8 +151,12 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault, h h
 		r.Header.Set("X-Fake-Ignore-Range", "1")
 		h.ServeHTTP(w, r)
 	case faultShiftRange:
-		if from, ok := rangeStart(r.Header.Get("Range")); ok {
-			r.Header.Set("Range", "bytes="+strconv.FormatInt(max(from+f.n, 0), 10)+"-")
+		if from, to, ok := rangeOf(r.Header.Get("Range")); ok {
+			end := ""
+			if to >= 0 {
+				end = strconv.FormatInt(max(to+f.n, 0), 10)
+			}
+			r.Header.Set("Range", "bytes="+strconv.FormatInt(max(from+f.n, 0), 10)+"-"+end)
 		}
 		h.ServeHTTP(w, r)
 	default:

@@ -114,16 +114,19 @@ func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
 		if o.etag != "" {
 			w.Header().Set("ETag", `"`+o.etag+`"`)
 		}
-		if from, ok := rangeStart(r.Header.Get("Range")); ok && o.size >= 0 && r.Header.Get("X-Fake-Ignore-Range") == "" {
+		if from, to, ok := rangeOf(r.Header.Get("Range")); ok && o.size >= 0 && r.Header.Get("X-Fake-Ignore-Range") == "" {
 			if from >= o.size {
 				w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(o.size, 10))
 				w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
 				return
 			}
-			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, o.size-1, o.size))
-			w.Header().Set("Content-Length", strconv.FormatInt(o.size-from, 10))
+			if to < 0 || to >= o.size {
+				to = o.size - 1
+			}
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, to, o.size))
+			w.Header().Set("Content-Length", strconv.FormatInt(to+1-from, 10))
 			w.WriteHeader(http.StatusPartialContent)
-			_ = o.writeTo(&skipWriter{w: w, skip: from})
+			_ = o.writeTo(&skipWriter{w: w, skip: from, left: to + 1 - from})
 			return
 		}
 		if o.size >= 0 {
@@ -153,20 +156,30 @@ func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// rangeStart reads "bytes=N-", the only Range form quak sends.
-func rangeStart(h string) (int64, bool) {
+// rangeOf reads "bytes=N-" and "bytes=N-M" (to is -1 for the first).
+func rangeOf(h string) (from, to int64, ok bool) {
 	v, ok := strings.CutPrefix(h, "bytes=")
-	if !ok || !strings.HasSuffix(v, "-") {
-		return 0, false
+	a, b, dash := strings.Cut(v, "-")
+	if !ok || !dash {
+		return 0, 0, false
 	}
-	n, err := strconv.ParseInt(strings.TrimSuffix(v, "-"), 10, 64)
-	return n, err == nil && n >= 0
+	from, err := strconv.ParseInt(a, 10, 64)
+	if err != nil || from < 0 {
+		return 0, 0, false
+	}
+	if b == "" {
+		return from, -1, true
+	}
+	to, err = strconv.ParseInt(b, 10, 64)
+	return from, to, err == nil && to >= from
 }
 
-// skipWriter drops the first skip bytes written to it.
+// skipWriter drops the first skip bytes written to it, then passes left
+// bytes on and drops the rest.
 type skipWriter struct {
 	w    io.Writer
 	skip int64
+	left int64
 }
 
 func (s *skipWriter) Write(p []byte) (int, error) {
@@ -177,6 +190,13 @@ func (s *skipWriter) Write(p []byte) (int, error) {
 	}
 	p = p[s.skip:]
 	s.skip = 0
+	if int64(len(p)) > s.left {
+		p = p[:s.left]
+	}
+	if len(p) == 0 {
+		return 0, errFaultDone // the range is sent: stop the generator
+	}
+	s.left -= int64(len(p))
 	if _, err := s.w.Write(p); err != nil {
 		return 0, err
 	}

@@ -83,6 +83,11 @@ type Server struct {
 	counts      map[string]int
 	chaos       func(route string) (Fault, bool)
 	ranges      map[string][]string
+	wan         WAN
+	storeNow    int // object store GETs in flight
+	apiNow      int // API requests in flight
+	maxStore    int
+	limited     int // requests WAN mode refused
 }
 
 type token struct {
@@ -213,6 +218,13 @@ func (s *Server) counted(h http.Handler) http.Handler {
 		route := r.Method + " " + r.URL.Path
 		s.mu.Lock()
 		s.counts[route]++
+		s.mu.Unlock()
+		w, leave, ok := s.throughWAN(w, r)
+		defer leave()
+		if !ok {
+			return
+		}
+		s.mu.Lock()
 		f, ok := s.nextFault(route)
 		chaos := s.chaos
 		s.mu.Unlock()

@@ -114,7 +114,7 @@ func (c *chaos) choose(route string) (enteapitest.Fault, bool) {
 	case "5xx":
 		f = enteapitest.Status([]int{500, 502, 503, 504}[c.rng.IntN(4)])
 	case "429":
-		f = enteapitest.RetryAfter(429, fmt.Sprint(1+c.rng.IntN(5)))
+		f = enteapitest.RateLimited() // museum sends no Retry-After
 	case "slow headers":
 		f = enteapitest.StallHeaders()
 		c.stalls[route] = append(c.stalls[route], soakHeaders)

@@ -1,0 +1,173 @@
+package enteapitest
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// WAN makes the fake server answer like a distant one: every request waits
+// one round trip before it is handled, each response body is paced to a
+// bandwidth (per connection: HTTP/1.1 sends one response at a time on a
+// connection), and the API can rate-limit as museum does. The zero value is
+// loopback.
+type WAN struct {
+	// Latency is added to every request, API and object store, before it
+	// is handled: one round trip.
+	Latency time.Duration
+	// Bandwidth caps each response body, in bytes per second (0: no cap).
+	Bandwidth int64
+	// Sleep is how delays pass. nil sleeps in real time against the
+	// request's context, with body pacing on a schedule so timer overshoot
+	// does not add up (for benchmarks); tests that assert behaviour pass a
+	// Sleep that records and returns at once.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// APILimit answers an API request that arrives while APILimit others
+	// are in flight with museum's 429: {"error":"Rate limit breached, try
+	// later"} and no Retry-After (museum's middleware/rate_limit.go sends
+	// none). 0: no limit. museum counts requests per second, per user and
+	// IP; a cap on requests in flight is that limit for a client whose
+	// requests take a round trip each.
+	APILimit int
+	// StoreLimit answers an object store GET that arrives while StoreLimit
+	// others are in flight with 503 SlowDown, as S3 does when a prefix is
+	// overloaded (no Retry-After). 0: no limit.
+	StoreLimit int
+}
+
+// SetWAN switches WAN mode on (or off, with the zero WAN) for requests that
+// arrive from now on.
+func (s *Server) SetWAN(w WAN) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wan = w
+}
+
+// InFlight reports the most object store GETs that were in flight at once,
+// and how many requests WAN mode answered 429 or 503.
+func (s *Server) InFlight() (maxStore int, limited int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxStore, s.limited
+}
+
+// ResetInFlight forgets the highest count InFlight reported.
+func (s *Server) ResetInFlight() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.maxStore, s.limited = s.storeNow, 0
+}
+
+// RateLimited is museum's 429: its fixed body and no Retry-After.
+func RateLimited() Fault {
+	return Fault{kind: faultStatus, status: http.StatusTooManyRequests, body: `{"error":"Rate limit breached, try later"}`}
+}
+
+// wanEnter counts the request in flight and says whether WAN mode refuses
+// it; leave must be called when it ends.
+func (s *Server) wanEnter(r *http.Request) (w WAN, refuse Fault, refused bool, leave func()) {
+	store := strings.HasPrefix(r.URL.Path, "/store/") && r.Method == "GET"
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w = s.wan
+	if store {
+		s.storeNow++
+		s.maxStore = max(s.maxStore, s.storeNow)
+	} else {
+		s.apiNow++
+	}
+	leave = func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if store {
+			s.storeNow--
+		} else {
+			s.apiNow--
+		}
+	}
+	switch {
+	case !store && w.APILimit > 0 && s.apiNow > w.APILimit:
+		s.limited++
+		return w, RateLimited(), true, leave
+	case store && w.StoreLimit > 0 && s.storeNow > w.StoreLimit:
+		s.limited++
+		return w, StatusBody(http.StatusServiceUnavailable, "<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"), true, leave
+	}
+	return w, Fault{}, false, leave
+}
+
+func (w WAN) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	if w.Sleep != nil {
+		return w.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// pacedWriter sends a response body no faster than the WAN's bandwidth.
+type pacedWriter struct {
+	http.ResponseWriter
+	w     WAN
+	ctx   context.Context
+	start time.Time
+	sent  int64
+}
+
+// paceSlice is how many bytes go out between two waits.
+const paceSlice = 32 << 10
+
+func (p *pacedWriter) Write(b []byte) (int, error) {
+	n := 0
+	for len(b) > 0 {
+		k := min(len(b), paceSlice)
+		m, err := p.ResponseWriter.Write(b[:k])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p.sent += int64(m)
+		due := time.Duration(float64(p.sent) / float64(p.w.Bandwidth) * float64(time.Second))
+		if p.w.Sleep != nil {
+			err = p.w.Sleep(p.ctx, time.Duration(float64(m)/float64(p.w.Bandwidth)*float64(time.Second)))
+		} else {
+			_ = http.NewResponseController(p.ResponseWriter).Flush()
+			err = p.w.sleep(p.ctx, due-time.Since(p.start))
+		}
+		if err != nil {
+			return n, err
+		}
+		b = b[k:]
+	}
+	return n, nil
+}
+
+func (p *pacedWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+
+// throughWAN applies WAN mode around a request; it returns false when the
+// request was refused or the client went away during the round trip.
+func (s *Server) throughWAN(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(), bool) {
+	mode, refuse, refused, leave := s.wanEnter(r)
+	if err := mode.sleep(r.Context(), mode.Latency); err != nil {
+		leave()
+		return w, func() {}, false
+	}
+	if refused {
+		s.applyFault(w, r, refuse, nil)
+		leave()
+		return w, func() {}, false
+	}
+	if mode.Bandwidth > 0 {
+		w = &pacedWriter{ResponseWriter: w, w: mode, ctx: r.Context(), start: time.Now()}
+	}
+	return w, leave, true
+}
