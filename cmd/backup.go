@@ -131,7 +131,7 @@ Exit codes:
 		},
 	}
 	f := c.Flags()
-	f.IntVar(&o.concurrency, "concurrency", 4, "files to download at once")
+	f.IntVar(&o.concurrency, "concurrency", 0, "files to download at once (default: found from the link, 4 to 32)")
 	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
 	f.StringVar(&o.logFile, "log-file", "", "also append the human lines, timestamped, to this file")
@@ -152,8 +152,8 @@ Exit codes:
 }
 
 func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
-	if o.concurrency < 1 || o.attempts < 1 || o.maxDelete < 1 {
-		return &usageError{fmt.Errorf("--concurrency, --attempts and --max-delete must be at least 1")}
+	if o.concurrency < 0 || o.attempts < 1 || o.maxDelete < 1 {
+		return &usageError{fmt.Errorf("--attempts and --max-delete must be at least 1, --concurrency at least 0")}
 	}
 	if o.dryRun && (o.verify || o.init) {
 		return &usageError{fmt.Errorf("--dry-run writes nothing, so it cannot --verify (which records what it checked) or --init")}

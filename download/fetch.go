@@ -19,6 +19,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download/pace"
 	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
@@ -79,7 +80,16 @@ type Fetcher struct {
 	// retry could fix. Save(id, nil) forgets.
 	Save      func(fileID int64, rp *ResumePoint)
 	SaveAbove int64
+	// Pace, if set, gives each attempt its slot: how many downloads are in
+	// flight. An adaptive one gets the retry policy's overload attempts
+	// (OverloadAttempts), so that 429 and 503 slow files down rather than
+	// fail them.
+	Pace *pace.Limiter
 }
+
+// OverloadAttempts is how many 429 or 503 answers a file absorbs beyond
+// its attempts when the number of downloads adapts.
+const OverloadAttempts = 8
 
 // Partial is a downloaded, authenticated file in a temp file, not yet
 // under its final name.
@@ -283,7 +293,30 @@ func (rs *resume) sameObject(obj *apiclient.Object) bool {
 }
 
 func (f *Fetcher) withRetry(ctx context.Context, op func(context.Context) error) error {
-	return retry.Do(ctx, f.Policy, op)
+	p := f.Policy
+	if f.Pace != nil && f.Pace.Adaptive() {
+		p.OverloadAttempts = max(p.OverloadAttempts, OverloadAttempts)
+	}
+	return retry.Do(ctx, p, op)
+}
+
+// acquire waits for the attempt's slot (nil without Pace).
+func (f *Fetcher) acquire(ctx context.Context) (*pace.Slot, error) {
+	if f.Pace == nil {
+		return nil, nil
+	}
+	return f.Pace.Acquire(ctx)
+}
+
+// outcome is what an attempt's end tells the limiter.
+func outcome(ctx context.Context, err error) pace.Outcome {
+	switch {
+	case ctx.Err() != nil:
+		return pace.Dropped
+	case retry.Overloaded(err):
+		return pace.Overloaded
+	}
+	return pace.OK
 }
 
 // attempt is one try of the whole sequence. After a cut that left whole
@@ -292,6 +325,12 @@ func (f *Fetcher) withRetry(ctx context.Context, op func(context.Context) error)
 // same object; anything else starts over from byte 0. A failed attempt
 // keeps its temp file for the next one only when it can be resumed.
 func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume) (p *Partial, err error) {
+	sl, err := f.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var moved int64
+	defer func() { sl.Release(outcome(ctx, err), moved) }()
 	var obj *apiclient.Object
 	if rs.active() {
 		obj, err = f.Client.DownloadFileFrom(ctx, t.FileID, rs.cp.Offset)
@@ -318,6 +357,7 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 		}
 	}
 	defer obj.Body.Close()
+	sl.Answered()
 	size := t.Size
 	if size < 0 {
 		size = obj.Length
@@ -382,6 +422,7 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 		w = io.MultiWriter(w, progress(f.OnBytes))
 	}
 	n, err := r.WriteTo(w)
+	moved = n
 	if err == nil && dw != nil {
 		err = dw.finish()
 	}

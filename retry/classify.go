@@ -108,6 +108,13 @@ func badCertificate(err error) bool {
 	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
 }
 
+// Overloaded reports an answer that says the server is overloaded: 429
+// (museum's rate limiter) or 503 (an object store's SlowDown).
+func Overloaded(err error) bool {
+	var ae *errs.ApiError
+	return errors.As(err, &ae) && (ae.Status == 429 || ae.Status == 503)
+}
+
 // ServerDelay returns how long the server asked quak to wait before trying
 // again (a Retry-After of seconds or an HTTP date, relative to now), and
 // whether it asked at all.

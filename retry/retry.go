@@ -20,6 +20,10 @@ type Policy struct {
 	// MaxServerDelay caps how long quak honours a server's Retry-After; a
 	// longer request fails the operation now, to be retried on the next run.
 	MaxServerDelay time.Duration
+	// OverloadAttempts are extra attempts for answers that say the server
+	// is overloaded (429, 503): with a caller that sends less after such
+	// an answer, they slow a file down instead of failing it.
+	OverloadAttempts int
 
 	// Sleep waits d or until ctx ends (tests record and return at once).
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -97,6 +101,7 @@ func Do(ctx context.Context, p Policy, op func(ctx context.Context) error) error
 		return err
 	}
 	var waited time.Duration
+	overloads := 0
 	for attempt := 1; ; attempt++ {
 		err := op(ctx)
 		if err == nil {
@@ -105,7 +110,10 @@ func Do(ctx context.Context, p Policy, op func(ctx context.Context) error) error
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if Classify(err) == Permanent || attempt >= p.MaxAttempts {
+		if Overloaded(err) && overloads < p.OverloadAttempts {
+			overloads++
+		}
+		if Classify(err) == Permanent || attempt >= p.MaxAttempts+overloads {
 			return wrapAttempts(err, attempt)
 		}
 		d, ok := p.Delay(attempt, err, p.Now(), p.Rand())

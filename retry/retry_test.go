@@ -183,3 +183,36 @@ func TestBudgetCountsOnlyWaiting(t *testing.T) {
 	assert.Equal(t, 3, calls, "two 1 s waits fit a 2.5 s budget, a third does not; attempt time is not counted")
 	assert.Equal(t, []time.Duration{time.Second, time.Second}, r.sleeps)
 }
+
+func TestOverloadAnswersGetExtraAttempts(t *testing.T) {
+	e429 := &errs.ApiError{Status: 429}
+	var r recorder
+	p := r.policy()
+	p.OverloadAttempts = 3
+	calls := 0
+	// Six overload answers then success: 4 attempts plus 3 extra.
+	err := Do(context.Background(), p, failing(&calls, e429, e503, e429, e503, e429, e429))
+	require.NoError(t, err)
+	assert.Equal(t, 7, calls)
+
+	// Extra attempts are for overload answers only.
+	calls = 0
+	e500 := &errs.ApiError{Status: 500}
+	err = Do(context.Background(), p, failing(&calls, e429, e500, e500, e500, e500))
+	require.Error(t, err)
+	assert.Equal(t, 5, calls)
+
+	// Without them, a 429 uses up an attempt like any other failure.
+	calls = 0
+	p.OverloadAttempts = 0
+	err = Do(context.Background(), p, failing(&calls, e429, e429, e429, e429))
+	require.Error(t, err)
+	assert.Equal(t, 4, calls)
+}
+
+func TestOverloaded(t *testing.T) {
+	assert.True(t, Overloaded(&errs.ApiError{Status: 429}))
+	assert.True(t, Overloaded(&errs.ApiError{Status: 503}))
+	assert.False(t, Overloaded(&errs.ApiError{Status: 500}))
+	assert.False(t, Overloaded(errors.New("x")))
+}

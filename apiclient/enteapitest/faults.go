@@ -17,6 +17,7 @@ type Fault struct {
 	status     int
 	retryAfter string
 	body       string
+	release    <-chan struct{}
 }
 
 type faultKind int
@@ -33,6 +34,7 @@ const (
 	faultLoseResponse
 	faultIgnoreRange
 	faultShiftRange
+	faultHold
 )
 
 // Pass lets one request through untouched (to script "fail, pass, fail").
@@ -83,6 +85,11 @@ func IgnoreRange() Fault { return Fault{kind: faultIgnoreRange} }
 // offset asked for (before it, for negative n): a store or proxy that
 // serves the wrong part of the object.
 func ShiftRange(n int64) Fault { return Fault{kind: faultShiftRange, n: n} }
+
+// Hold keeps the request waiting until release is closed (or the client
+// gives up), then serves it: a test can look at what else the client does
+// meanwhile.
+func Hold(release <-chan struct{}) Fault { return Fault{kind: faultHold, release: release} }
 
 // Repeat is f, n times.
 func Repeat(f Fault, n int) []Fault {
@@ -144,6 +151,12 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault, h h
 		_, _ = w.Write([]byte(f.body))
 	case faultStallHeaders:
 		s.stall(r)
+	case faultHold:
+		select {
+		case <-f.release:
+			h.ServeHTTP(w, r)
+		case <-r.Context().Done():
+		}
 	case faultLoseResponse:
 		h.ServeHTTP(httptest.NewRecorder(), r)
 		resetConnection(w)

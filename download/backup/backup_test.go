@@ -38,7 +38,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	s := enteapitest.New(enteapitest.Config{PageSize: 3})
+	return newEnvWith(t, enteapitest.Config{PageSize: 3})
+}
+
+func newEnvWith(t *testing.T, cfg enteapitest.Config) *env {
+	t.Helper()
+	s := enteapitest.New(cfg)
 	t.Cleanup(s.Close)
 	u := s.AddUser("me@example.org", "pw", enteapitest.UserOptions{})
 	root := t.TempDir()

@@ -97,7 +97,7 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 			names[it.FileID] = r.entryNames(c, r.previous(prev[it.FileID], c, it), it.FileID, it.Meta.Title, []string{""})
 		}
 	}
-	sem := make(chan struct{}, r.o.Concurrency)
+	sem := make(chan struct{}, r.workers())
 	var wg sync.WaitGroup
 	for _, it := range jobs {
 		select {

@@ -27,7 +27,7 @@ func TestTheNextRunResumesALargeDownload(t *testing.T) {
 	e := newEnv(t)
 	f := e.u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 24 << 20, Seed: 9})
 	route := fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID)
-	e.s.Inject(route, append([]enteapitest.Fault{enteapitest.CutAfter(2*wireChunk + 10)}, enteapitest.Repeat(enteapitest.Status(503), 3)...)...)
+	e.s.Inject(route, append([]enteapitest.Fault{enteapitest.CutAfter(2*wireChunk + 10)}, enteapitest.Repeat(enteapitest.Status(502), 3)...)...)
 	o := e.options()
 	o.ResumeAbove = 8 << 20
 	sum, err := Run(context.Background(), o)

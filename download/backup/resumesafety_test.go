@@ -24,7 +24,7 @@ func cutLarge(e *env) (*enteapitest.File, string, Options) {
 	e.t.Helper()
 	f := e.u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 24 << 20, Seed: 9})
 	route := fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID)
-	e.s.Inject(route, append([]enteapitest.Fault{enteapitest.CutAfter(2*wireChunk + 10)}, enteapitest.Repeat(enteapitest.Status(503), 3)...)...)
+	e.s.Inject(route, append([]enteapitest.Fault{enteapitest.CutAfter(2*wireChunk + 10)}, enteapitest.Repeat(enteapitest.Status(502), 3)...)...)
 	o := e.options()
 	o.ResumeAbove = 8 << 20
 	sum, err := Run(context.Background(), o)
@@ -156,7 +156,7 @@ func TestSwappedResumePointsEndByteExact(t *testing.T) {
 	f1 := a.AddFile(enteapitest.FileSpec{Title: "one.mp4", Size: 20 << 20, Seed: 1})
 	f2 := a.AddFile(enteapitest.FileSpec{Title: "two.mp4", Size: 20 << 20, Seed: 2})
 	for _, f := range []*enteapitest.File{f1, f2} {
-		e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID), append([]enteapitest.Fault{enteapitest.CutAfter(2*wireChunk + 10)}, enteapitest.Repeat(enteapitest.Status(503), 3)...)...)
+		e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID), append([]enteapitest.Fault{enteapitest.CutAfter(2*wireChunk + 10)}, enteapitest.Repeat(enteapitest.Status(502), 3)...)...)
 	}
 	o := e.options()
 	o.ResumeAbove = 8 << 20

@@ -119,13 +119,13 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 	} else if !list {
 		return nil
 	}
+	// The next page is listed while this one downloads.
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	pending := r.listPage(lctx, a.ID, since)
 	for {
-		var page *apiclient.DiffPage
-		err := retry.Do(ctx, r.fetcher.Policy, func(ctx context.Context) error {
-			var err error
-			page, err = r.o.Client.Diff(ctx, a.ID, since)
-			return err
-		})
+		res := <-pending
+		page, err := res.page, res.err
 		var ae *errs.ApiError
 		if errors.As(err, &ae) && ae.Status == 404 {
 			r.mu.Lock()
@@ -135,6 +135,10 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 		}
 		if err != nil {
 			return fmt.Errorf("listing files: %w", err)
+		}
+		nextSince := apiclient.DiffCursor(since, page.Diff)
+		if page.HasMore && nextSince > since {
+			pending = r.listPage(lctx, a.ID, nextSince)
 		}
 		entries, err := r.unapplied(page.Diff, c.ID, floor)
 		if err != nil {
@@ -159,12 +163,32 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 		if !page.HasMore {
 			return nil
 		}
-		nextSince := apiclient.DiffCursor(since, page.Diff)
 		if nextSince <= since {
 			return fmt.Errorf("listing files: the server says there is more but its listing does not advance (at %d)", since)
 		}
 		since = nextSince
 	}
+}
+
+// listed is one page of an album's listing, or why it could not be had.
+type listed struct {
+	page *apiclient.DiffPage
+	err  error
+}
+
+// listPage lists album id's page after since in the background.
+func (r *run) listPage(ctx context.Context, id, since int64) <-chan listed {
+	out := make(chan listed, 1)
+	go func() {
+		var page *apiclient.DiffPage
+		err := retry.Do(ctx, r.fetcher.Policy, func(ctx context.Context) error {
+			var err error
+			page, err = r.o.Client.Diff(ctx, id, since)
+			return err
+		})
+		out <- listed{page, err}
+	}()
+	return out
 }
 
 // ListOverlap is how far behind its cursor an album that changed is
