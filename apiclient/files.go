@@ -26,6 +26,10 @@ type Object struct {
 	Status       int
 	ETag         string
 	ContentRange string
+	// URL is the object store's address that answered, when museum
+	// redirected there (presigned, no token; "" when museum answered
+	// itself): further ranges of the object can be asked of it directly.
+	URL string
 }
 
 // DownloadFile opens the encrypted original of fileID. Safe to repeat.
@@ -46,6 +50,27 @@ func (c *Client) DownloadFileFrom(ctx context.Context, fileID, offset int64) (*O
 // Status, ContentRange and ETag: a store may ignore the header.
 func (c *Client) DownloadFileRange(ctx context.Context, fileID, from, to int64) (*Object, error) {
 	return c.openRange(ctx, "/files/download/"+itoa(fileID), "bytes="+strconv.FormatInt(from, 10)+"-"+strconv.FormatInt(to, 10))
+}
+
+// DownloadObjectRange asks the object store at rawURL (an Object's URL)
+// for bytes from through to, inclusive, with no credentials.
+func (c *Client) DownloadObjectRange(ctx context.Context, rawURL string, from, to int64) (*Object, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", rawURL, nil)
+	if err != nil {
+		return nil, redact(err)
+	}
+	c.setHeaders(req)
+	req.Header.Set("Range", "bytes="+strconv.FormatInt(from, 10)+"-"+strconv.FormatInt(to, 10))
+	resp, err := c.send(req)
+	var ae *errs.ApiError
+	if errors.As(err, &ae) {
+		ae.ObjectStore = true
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Object{Body: resp.Body, Length: resp.ContentLength, Status: resp.StatusCode, URL: rawURL,
+		ETag: resp.Header.Get("ETag"), ContentRange: resp.Header.Get("Content-Range")}, nil
 }
 
 // DownloadThumbnail opens the encrypted thumbnail of fileID. Safe to repeat.
@@ -87,8 +112,12 @@ func (c *Client) openRange(ctx context.Context, path, rng string) (*Object, erro
 			return nil, err
 		}
 		if resp.StatusCode < 300 {
-			return &Object{Body: resp.Body, Length: resp.ContentLength, Status: resp.StatusCode,
-				ETag: resp.Header.Get("ETag"), ContentRange: resp.Header.Get("Content-Range")}, nil
+			o := &Object{Body: resp.Body, Length: resp.ContentLength, Status: resp.StatusCode,
+				ETag: resp.Header.Get("ETag"), ContentRange: resp.Header.Get("Content-Range")}
+			if hop > 0 {
+				o.URL = resp.Request.URL.String()
+			}
+			return o, nil
 		}
 		loc, lerr := resp.Location()
 		resp.Body.Close()

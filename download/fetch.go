@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quak-photos/quak/apiclient"
@@ -85,6 +87,15 @@ type Fetcher struct {
 	// (OverloadAttempts), so that 429 and 503 slow files down rather than
 	// fail them.
 	Pace *pace.Limiter
+	// Streams > 1 fetches a file of more than StreamAbove ciphertext bytes
+	// (0: DefaultStreamAbove) as that many ranges in flight, cut on the
+	// encrypted chunks' edges and decrypted in order; 0 or 1, one stream.
+	Streams     int
+	StreamAbove int64
+
+	noRange   atomic.Bool // the store answered a Range with the whole object
+	multiOnce sync.Once
+	multi     chan struct{}
 }
 
 // OverloadAttempts is how many 429 or 503 answers a file absorbs beyond
@@ -333,7 +344,7 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 	defer func() { sl.Release(outcome(ctx, err), moved) }()
 	var obj *apiclient.Object
 	if rs.active() {
-		obj, err = f.Client.DownloadFileFrom(ctx, t.FileID, rs.cp.Offset)
+		obj, err = f.open(ctx, t, rs.cp.Offset)
 		var ae *errs.ApiError
 		switch {
 		case errors.As(err, &ae) && ae.Status == 416:
@@ -352,7 +363,7 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 		}
 	}
 	if obj == nil {
-		if obj, err = f.Client.DownloadFile(ctx, t.FileID); err != nil {
+		if obj, err = f.open(ctx, t, 0); err != nil {
 			return nil, err
 		}
 	}

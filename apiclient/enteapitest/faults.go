@@ -108,6 +108,13 @@ func (s *Server) Inject(route string, faults ...Fault) {
 	s.faults[route] = append(s.faults[route], faults...)
 }
 
+// ClearFaults drops the faults still queued for route.
+func (s *Server) ClearFaults(route string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.faults, route)
+}
+
 // SetChaos has choose pick a fault (or none) for every request that has no
 // scripted fault: randomized soaks. It is called outside the server's lock,
 // one request at a time or concurrently, as requests arrive.

@@ -12,6 +12,7 @@ import (
 type Timers struct {
 	mu      sync.Mutex
 	armed   map[*fakeTimer]bool
+	seq     int
 	pending map[time.Duration]int
 	arming  chan struct{} // a value each time a timer is armed
 }
@@ -22,9 +23,10 @@ func NewTimers() *Timers {
 }
 
 type fakeTimer struct {
-	t *Timers
-	d time.Duration
-	c chan time.Time
+	t   *Timers
+	seq int // arming order
+	d   time.Duration
+	c   chan time.Time
 }
 
 func (f *fakeTimer) C() <-chan time.Time { return f.c }
@@ -51,7 +53,8 @@ func (f *fakeTimer) Stop() bool {
 func (t *Timers) New(d time.Duration) apiclient.Timer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f := &fakeTimer{t: t, d: d, c: make(chan time.Time, 1)}
+	t.seq++
+	f := &fakeTimer{t: t, seq: t.seq, d: d, c: make(chan time.Time, 1)}
 	if t.pending[d] > 0 {
 		t.pending[d]--
 		f.c <- time.Time{}
@@ -83,6 +86,37 @@ func (t *Timers) FireArmed(d, bound time.Duration) bool {
 		}
 		t.mu.Unlock()
 		if fired {
+			return true
+		}
+		select {
+		case <-t.arming:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
+// FireOldest expires the armed timer of duration d armed first (waiting
+// at most bound for one): with several requests in flight, the one that
+// stalled is the one whose timer has waited longest, while those that
+// still move re-arm theirs.
+func (t *Timers) FireOldest(d, bound time.Duration) bool {
+	deadline := time.NewTimer(bound)
+	defer deadline.Stop()
+	for {
+		t.mu.Lock()
+		var oldest *fakeTimer
+		for f := range t.armed {
+			if f.d == d && (oldest == nil || f.seq < oldest.seq) {
+				oldest = f
+			}
+		}
+		if oldest != nil {
+			delete(t.armed, oldest)
+			oldest.c <- time.Time{}
+		}
+		t.mu.Unlock()
+		if oldest != nil {
 			return true
 		}
 		select {

@@ -50,6 +50,11 @@ type Options struct {
 	// (0: pace.DefaultMax).
 	Concurrency    int
 	MaxConcurrency int
+	// Streams is how many ranges of one large file download at once (0:
+	// download.DefaultStreams; 1: one stream), for files of more than
+	// StreamAbove ciphertext bytes (0: download.DefaultStreamAbove).
+	Streams     int
+	StreamAbove int64
 	// PaceClock is the clock the adaptive number of downloads is measured
 	// with (default time.Now).
 	PaceClock func() time.Time
@@ -251,7 +256,10 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	defer cancel(nil)
 	r.fetcher = &download.Fetcher{Client: o.Client, Policy: r.policy(), TempFile: openTemp, OnBytes: func(n int64) {
 		r.emit(Event{Kind: Progress, Bytes: n})
-	}, Pace: r.pace()}
+	}, Pace: r.pace(), Streams: o.Streams, StreamAbove: o.StreamAbove}
+	if r.fetcher.Streams == 0 {
+		r.fetcher.Streams = download.DefaultStreams
+	}
 	if r.o.ResumeAbove > 0 {
 		r.fetcher.Save, r.fetcher.SaveAbove = r.saveResume, r.o.ResumeAbove
 	}

@@ -62,6 +62,9 @@ func (e *env) options() Options {
 		Email:  e.u.Email,
 		Policy: p,
 		Views:  e.views,
+		// Every test of a file of more than 8 MiB runs with several
+		// ranges in flight (issue 20).
+		StreamAbove: 8 << 20,
 		Events: func(ev Event) {
 			e.mu.Lock()
 			defer e.mu.Unlock()

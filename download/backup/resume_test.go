@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,6 +31,7 @@ func TestTheNextRunResumesALargeDownload(t *testing.T) {
 	e.s.Inject(route, append([]enteapitest.Fault{enteapitest.CutAfter(2*wireChunk + 10)}, enteapitest.Repeat(enteapitest.Status(502), 3)...)...)
 	o := e.options()
 	o.ResumeAbove = 8 << 20
+	o.Streams = 1 // these tests script the requests of one stream; TestTheNextRunResumesSeveralRanges covers several
 	sum, err := Run(context.Background(), o)
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Failed, "the link died for this run")
@@ -65,4 +67,37 @@ func (e *env) resumesLeft(t *testing.T) int {
 	m, err := st.Resumes()
 	require.NoError(t, err)
 	return len(m)
+}
+
+// Issue 20: a download of several ranges at once that dies for this run is
+// taken up by the next from its recorded chunk, again as ranges, and ends
+// byte-exact.
+func TestTheNextRunResumesSeveralRanges(t *testing.T) {
+	e := newEnv(t)
+	f := e.u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 24 << 20, Seed: 9})
+	route := fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID)
+	// The first range (chunks 0 and 1) arrives; then the link is dead.
+	e.s.Inject(route, append([]enteapitest.Fault{enteapitest.Pass()}, enteapitest.Repeat(enteapitest.Status(502), 40)...)...)
+	o := e.options()
+	o.ResumeAbove = 8 << 20
+	sum, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Failed, "the link died for this run")
+	seg := func(a, b int64) string { return fmt.Sprintf("bytes=%d-%d", a*wireChunk, b*wireChunk-1) }
+	require.Equal(t, []string{seg(0, 2)}, e.s.Ranges(route))
+	e.s.ClearFaults(route)
+
+	sum, err = Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.New)
+	e.same("Videos/long.mp4", f.Plaintext())
+	assert.Equal(t, sortedStrings([]string{seg(0, 2), seg(2, 4), seg(4, 6)}), sortedStrings(e.s.Ranges(route)), "taken up at chunk 2")
+	e.noTemps()
+	assert.Zero(t, e.resumesLeft(t))
+}
+
+func sortedStrings(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
 }

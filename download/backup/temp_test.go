@@ -29,6 +29,7 @@ func TestAFailedDownloadLeavesNothingInTheAlbumFolder(t *testing.T) {
 	e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID), enteapitest.Repeat(enteapitest.CutAfter(wireChunk+10), 8)...)
 	o := e.options()
 	o.ResumeAbove = 8 << 20
+	o.Streams = 1 // several ranges would each resume, and finish the file
 	sum, err := Run(context.Background(), o)
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Failed)

@@ -1,0 +1,180 @@
+package download_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download"
+)
+
+// multiFetcher fetches files of more than 8 MiB as 4 ranges at once; its
+// retries record nothing and return at once (they run on several
+// goroutines).
+func (fx *fixture) multiFetcher() *download.Fetcher {
+	f := fx.fetcher()
+	f.Policy.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	f.Policy.OnRetry = nil
+	f.Streams, f.StreamAbove = 4, 8<<20
+	return f
+}
+
+// holdUntil is a WAN round trip that holds requests until n are held at
+// once, or a short bound passes with fewer.
+func holdUntil(n int) func(context.Context, time.Duration) error {
+	var mu sync.Mutex
+	held, release := 0, make(chan struct{})
+	return func(ctx context.Context, _ time.Duration) error {
+		mu.Lock()
+		held++
+		rel := release
+		if held >= n {
+			close(release)
+			release, held = make(chan struct{}), 0
+		}
+		mu.Unlock()
+		t := time.NewTimer(25 * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-rel:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		return nil
+	}
+}
+
+const seg = 2 * wire // download.SegmentChunks chunks
+
+func closedRange(from, to int64) string { return fmt.Sprintf("bytes=%d-%d", from, to) }
+
+// segments lists the ranges a file of size ciphertext bytes is cut into
+// from byte from.
+func segments(from, size int64) []string {
+	var out []string
+	for a := from; a < size; a += seg {
+		out = append(out, closedRange(a, min(a+seg, size)-1))
+	}
+	return out
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+// Issue 20: a large file comes as ranges cut on the encrypted chunks'
+// edges, several in flight at once, and is saved byte-exact.
+func TestALargeFileComesAsSeveralRangesAtOnce(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 40 << 20, Seed: 7})
+	fx.s.SetWAN(enteapitest.WAN{Latency: 30 * time.Millisecond, Sleep: holdUntil(4)})
+	tg := fx.target(f)
+	p, err := fx.multiFetcher().Fetch(context.Background(), tg, fx.dir)
+	require.NoError(t, err)
+	got := readPartial(t, p)
+	assert.True(t, bytes.Equal(f.Plaintext(), got), "content differs")
+	assert.False(t, p.HashMismatch)
+	assert.Equal(t, sortedCopy(segments(0, tg.Size)), sortedCopy(fx.s.Ranges(fx.storeRoute(f))))
+	most, _ := fx.s.InFlight()
+	assert.GreaterOrEqual(t, most, 2, "ranges in flight at once")
+	assert.LessOrEqual(t, most, 4, "never more than four")
+	// Museum is asked once; the other ranges go to the store's address.
+	assert.Equal(t, 1, fx.s.Requests(apiRoute(f)))
+	fx.noTemps()
+}
+
+// A small file, or one of unknown size, comes in one answer.
+func TestSmallFilesComeInOneAnswer(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "small.jpg", Size: 6 << 20, Seed: 1})
+	p, err := fx.multiFetcher().Fetch(context.Background(), fx.target(f), fx.dir)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(f.Plaintext(), readPartial(t, p)))
+	assert.Equal(t, []string{""}, fx.s.Ranges(fx.storeRoute(f)))
+}
+
+// Issue 20: a range cut short is asked again for its missing bytes only,
+// on its own: the other ranges and the decrypted chunks are not fetched
+// again.
+func TestACutRangeResumesOnItsOwn(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 20 << 20, Seed: 3})
+	tg := fx.target(f)
+	// The first answer passes; the next one (a later range) is cut.
+	fx.s.Inject(fx.storeRoute(f), enteapitest.Pass(), enteapitest.CutAfter(1000))
+	fx.s.SetWAN(enteapitest.WAN{Sleep: holdUntil(1)}) // one at a time, in order
+	f2 := fx.multiFetcher()
+	f2.Streams = 2
+	p, err := f2.Fetch(context.Background(), tg, fx.dir)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(f.Plaintext(), readPartial(t, p)), "content differs")
+	ranges := fx.s.Ranges(fx.storeRoute(f))
+	want := append(segments(0, tg.Size), closedRange(seg+1000, 2*seg-1))
+	assert.Equal(t, sortedCopy(want), sortedCopy(ranges), "one more request, for the cut range's rest")
+}
+
+// Issue 20: a store that answers a Range with the whole object is used
+// as it is, and asked for whole objects from then on.
+func TestAStoreThatRefusesRangeGetsOneStream(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "a.mp4", Size: 20 << 20, Seed: 4})
+	g := fx.album.AddFile(enteapitest.FileSpec{Title: "b.mp4", Size: 20 << 20, Seed: 5})
+	fx.s.Inject(fx.storeRoute(f), enteapitest.IgnoreRange())
+	fe := fx.multiFetcher()
+	p, err := fe.Fetch(context.Background(), fx.target(f), fx.dir)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(f.Plaintext(), readPartial(t, p)))
+	assert.Equal(t, []string{closedRange(0, seg-1)}, fx.s.Ranges(fx.storeRoute(f)), "one answer, the whole object")
+	p, err = fe.Fetch(context.Background(), fx.target(g), fx.dir)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(g.Plaintext(), readPartial(t, p)))
+	assert.Equal(t, []string{""}, fx.s.Ranges(fx.storeRoute(g)), "no Range asked again")
+}
+
+// A range from another object (a new ETag meanwhile) is never spliced in:
+// the download starts over, and ends byte-exact.
+func TestARangeOfAnotherObjectIsNeverSpliced(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 40 << 20, Seed: 8})
+	tg := fx.target(f)
+	fx.s.SetWAN(enteapitest.WAN{Sleep: holdUntil(1)})
+	fe := fx.multiFetcher()
+	fe.Streams = 2
+	changed := false
+	fe.OnBytes = func(int64) {
+		if !changed {
+			changed = true
+			f.SetETag("v2")
+		}
+	}
+	p, err := fe.Fetch(context.Background(), tg, fx.dir)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(f.Plaintext(), readPartial(t, p)), "content differs")
+	assert.False(t, p.HashMismatch)
+	starts := 0
+	for _, r := range fx.s.Ranges(fx.storeRoute(f)) {
+		if r == closedRange(0, seg-1) {
+			starts++
+		}
+	}
+	assert.Equal(t, 2, starts, "started over from byte 0 once")
+}
+
+func readPartial(t *testing.T, p *download.Partial) []byte {
+	t.Helper()
+	got, err := os.ReadFile(p.Path())
+	require.NoError(t, err)
+	p.Discard()
+	return got
+}
