@@ -33,6 +33,7 @@ type backupOpts struct {
 	dryRun      bool
 	metaOnly    bool
 	resumeAbove int64
+	bwlimit     bwlimit
 	filters     filterFlags
 	views       viewFlags
 	fs          *pflag.FlagSet // which flags were given
@@ -144,6 +145,7 @@ Exit codes:
 	f.Int64Var(&o.resumeAbove, "resume-above", backup.DefaultResumeAbove, "bytes: larger downloads keep a resume point every this many bytes, for the next run (-1: never)")
 	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
 	f.IntVar(&o.maxDelete, "max-delete", backup.DefaultMaxDelete, "with --prune: move nothing when more than this many album entries were deleted")
+	f.Var(&o.bwlimit, "bwlimit", "cap all downloads together at RATE bytes a second (10M is 10 MiB/s; default off)")
 	o.filters.register(f)
 	o.views.register(f)
 	o.net.register(f)
@@ -236,26 +238,27 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		}
 	}
 	sum, err = backup.Run(ctx, backup.Options{
-		Dir:          dir,
-		Client:       c,
-		Keys:         catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey},
-		Email:        a.Email,
-		Endpoint:     a.Endpoint,
-		Policy:       p,
-		Concurrency:  o.concurrency,
-		Events:       pr.event,
-		FileMode:     0o666 &^ d.umask,
-		Redownload:   redo,
-		Filter:       filters,
-		Init:         o.init,
-		Prune:        o.prune,
-		MaxDelete:    o.maxDelete,
-		Now:          d.now,
-		DryRun:       o.dryRun,
-		ResumeAbove:  o.resumeAbove,
-		MetadataOnly: o.metaOnly,
-		Views:        views,
-		FreeSpace:    spaceCheck(d, o.noSpace),
+		Dir:            dir,
+		Client:         c,
+		Keys:           catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey},
+		Email:          a.Email,
+		Endpoint:       a.Endpoint,
+		Policy:         p,
+		Concurrency:    o.concurrency,
+		Events:         pr.event,
+		FileMode:       0o666 &^ d.umask,
+		Redownload:     redo,
+		Filter:         filters,
+		Init:           o.init,
+		Prune:          o.prune,
+		MaxDelete:      o.maxDelete,
+		Now:            d.now,
+		DryRun:         o.dryRun,
+		ResumeAbove:    o.resumeAbove,
+		BandwidthLimit: int64(o.bwlimit),
+		MetadataOnly:   o.metaOnly,
+		Views:          views,
+		FreeSpace:      spaceCheck(d, o.noSpace),
 		Record: func(s *backup.Summary, err error) (any, bool) {
 			code := runExitCode(s, err)
 			return lastRun(a, s, err, code), code == exitOK

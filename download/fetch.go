@@ -22,6 +22,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/pace"
+	"github.com/quak-photos/quak/download/rate"
 	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
@@ -92,6 +93,8 @@ type Fetcher struct {
 	// encrypted chunks' edges and decrypted in order; 0 or 1, one stream.
 	Streams     int
 	StreamAbove int64
+	// Rate, if set, caps the bytes a second of every download together.
+	Rate *rate.Limiter
 
 	noRange   atomic.Bool // the store answered a Range with the whole object
 	multiOnce sync.Once

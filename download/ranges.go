@@ -172,7 +172,7 @@ func (s *segmented) open(ctx context.Context, from, to int64) (*apiclient.Object
 	url := s.url
 	s.mu.Unlock()
 	if url != "" {
-		obj, err := s.f.Client.DownloadObjectRange(ctx, url, from, to)
+		obj, err := s.f.limited(ctx)(s.f.Client.DownloadObjectRange(ctx, url, from, to))
 		var ae *errs.ApiError
 		if !errors.As(err, &ae) || (ae.Status != 401 && ae.Status != 403) {
 			return obj, err
@@ -181,7 +181,17 @@ func (s *segmented) open(ctx context.Context, from, to int64) (*apiclient.Object
 		s.url = "" // the presigned address expired: ask museum again
 		s.mu.Unlock()
 	}
-	return s.f.Client.DownloadFileRange(ctx, s.id, from, to)
+	return s.f.limited(ctx)(s.f.Client.DownloadFileRange(ctx, s.id, from, to))
+}
+
+// limited passes an answer's body through the run's bandwidth limit.
+func (f *Fetcher) limited(ctx context.Context) func(*apiclient.Object, error) (*apiclient.Object, error) {
+	return func(obj *apiclient.Object, err error) (*apiclient.Object, error) {
+		if err == nil && f.Rate != nil {
+			obj.Body = f.Rate.Reader(ctx, obj.Body)
+		}
+		return obj, err
+	}
 }
 
 // continues reports whether obj is exactly bytes from..to of the object
@@ -272,16 +282,16 @@ func (s *segmented) Close() error {
 func (f *Fetcher) open(ctx context.Context, t Target, from int64) (*apiclient.Object, error) {
 	single := func() (*apiclient.Object, error) {
 		if from > 0 {
-			return f.Client.DownloadFileFrom(ctx, t.FileID, from)
+			return f.limited(ctx)(f.Client.DownloadFileFrom(ctx, t.FileID, from))
 		}
-		return f.Client.DownloadFile(ctx, t.FileID)
+		return f.limited(ctx)(f.Client.DownloadFile(ctx, t.FileID))
 	}
 	if f.Streams < 2 || t.Size < 0 || t.Size-from <= f.streamAbove() || f.noRange.Load() || !f.ticket() {
 		return single()
 	}
 	seg := int64(SegmentChunks) * WireChunk
 	end := min(from+seg, t.Size) - 1
-	obj, err := f.Client.DownloadFileRange(ctx, t.FileID, from, end)
+	obj, err := f.limited(ctx)(f.Client.DownloadFileRange(ctx, t.FileID, from, end))
 	switch {
 	case err != nil:
 		f.unticket()

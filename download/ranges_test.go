@@ -15,6 +15,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/rate"
 )
 
 // multiFetcher fetches files of more than 8 MiB as 4 ranges at once; its
@@ -177,4 +178,53 @@ func readPartial(t *testing.T, p *download.Partial) []byte {
 	require.NoError(t, err)
 	p.Discard()
 	return got
+}
+
+// --bwlimit: every byte of a download, in one answer or as several ranges,
+// passes through the run's limit.
+func TestDownloadsKeepToTheBandwidthLimit(t *testing.T) {
+	for _, streams := range []int{1, 4} {
+		t.Run(fmt.Sprintf("streams=%d", streams), func(t *testing.T) {
+			fx := setup(t)
+			f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 20 << 20, Seed: 2})
+			tg := fx.target(f)
+			clock := &fakeClock{t: time.Unix(0, 0)}
+			fe := fx.multiFetcher()
+			fe.Streams = streams
+			fe.Rate = rate.New(4<<20, clock.now, clock.sleep)
+			p, err := fe.Fetch(context.Background(), tg, fx.dir)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(f.Plaintext(), readPartial(t, p)))
+			// Every ciphertext byte at 4 MiB/s, from an empty bucket.
+			want := time.Duration(float64(tg.Size) / float64(4<<20) * float64(time.Second))
+			assert.InDelta(t, float64(want), float64(clock.slept()), float64(10*time.Millisecond))
+		})
+	}
+}
+
+// fakeClock moves only when the limiter sleeps.
+type fakeClock struct {
+	mu    sync.Mutex
+	t     time.Time
+	total time.Duration
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) sleep(_ context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	c.total += d
+	return nil
+}
+
+func (c *fakeClock) slept() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/pace"
+	"github.com/quak-photos/quak/download/rate"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
@@ -55,6 +56,9 @@ type Options struct {
 	// StreamAbove ciphertext bytes (0: download.DefaultStreamAbove).
 	Streams     int
 	StreamAbove int64
+	// BandwidthLimit caps the bytes a second of all downloads together
+	// (0: none).
+	BandwidthLimit int64
 	// PaceClock is the clock the adaptive number of downloads is measured
 	// with (default time.Now).
 	PaceClock func() time.Time
@@ -257,6 +261,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	r.fetcher = &download.Fetcher{Client: o.Client, Policy: r.policy(), TempFile: openTemp, OnBytes: func(n int64) {
 		r.emit(Event{Kind: Progress, Bytes: n})
 	}, Pace: r.pace(), Streams: o.Streams, StreamAbove: o.StreamAbove}
+	if o.BandwidthLimit > 0 {
+		r.fetcher.Rate = rate.New(o.BandwidthLimit, nil, nil)
+	}
 	if r.fetcher.Streams == 0 {
 		r.fetcher.Streams = download.DefaultStreams
 	}
