@@ -22,9 +22,15 @@ import (
 // backupArgs are added to every quak backup the benchmark runs.
 var backupArgs []string
 
+// concurrency is --concurrency for the backups ("0": quak finds it).
+var concurrency = "4"
+
+// wan is the fake server's WAN mode ("" for loopback): fakeente flags.
+var wan []string
+
 // backupCmd is the command line of a backup of dir.
 func backupCmd(dir string) []string {
-	return append(append([]string{"backup", "--concurrency", "4"}, backupArgs...), dir)
+	return append(append([]string{"backup", "--concurrency", concurrency}, backupArgs...), dir)
 }
 
 type scenario struct {
@@ -39,8 +45,20 @@ func main() {
 	quak := flag.String("quak", "bin/quak", "quak binary")
 	fake := flag.String("fakeente", "", "fakeente binary")
 	extra := flag.String("backup-args", "", "more quak backup flags, e.g. \"--xmp --sidecars takeout --date-view YYYY/MM\"")
+	latency := flag.Duration("latency", 0, "WAN mode: the fake server delays every request by this round trip")
+	bw := flag.Int64("bw", 0, "WAN mode: bytes a second per connection")
+	only := flag.String("only", "", "run only the libraries whose name contains this")
+	flag.StringVar(&concurrency, "concurrency", "4", "quak's --concurrency (0: found from the link)")
 	flag.Parse()
 	backupArgs = strings.Fields(*extra)
+	if *latency > 0 || *bw > 0 {
+		wan = []string{"-latency", latency.String(), "-bw", fmt.Sprint(*bw)}
+		if err := runWAN(*quak, *fake, *latency, *bw, *only); err != nil {
+			fmt.Fprintln(os.Stderr, "e2ebench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*quak, *fake); err != nil {
 		fmt.Fprintln(os.Stderr, "e2ebench:", err)
 		os.Exit(1)
@@ -133,8 +151,8 @@ func measure(quak, fake string, sc scenario) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(work) }()
-	server := exec.Command(fake, "-addr", "127.0.0.1:0", "-password-file", filepath.Join(work, "pw"),
-		"-url-file", filepath.Join(work, "url"), "-library", fmt.Sprintf("bench:%d:%d", sc.files, sc.size))
+	server := exec.Command(fake, append([]string{"-addr", "127.0.0.1:0", "-password-file", filepath.Join(work, "pw"),
+		"-url-file", filepath.Join(work, "url"), "-library", fmt.Sprintf("bench:%d:%d", sc.files, sc.size)}, wan...)...)
 	if err := server.Start(); err != nil {
 		return err
 	}
@@ -174,13 +192,63 @@ func measure(quak, fake string, sc scenario) error {
 	if err := os.Mkdir(traced, 0o755); err != nil {
 		return err
 	}
+	lastElapsed = elapsed
 	calls := "-"
-	if n := syscallsOf(quak, env, traced); n >= 0 {
+	if wan != nil {
+		fmt.Printf("  --concurrency %s: ", concurrency)
+	} else if n := syscallsOf(quak, env, traced); n >= 0 {
 		calls = fmt.Sprintf("%.1f", float64(n)/float64(sc.files))
 	}
 	fmt.Printf("%-14s %10s %10.0f %10.0f %9.1f MiB %10s %11s %14s %11.2f %14s   %s\n", sc.name, elapsed.Round(time.Millisecond),
 		float64(sc.files)/elapsed.Seconds(), mb/elapsed.Seconds(), float64(rss)/1024, cpu.Round(time.Millisecond),
 		serverCPU.Round(time.Millisecond), again, cpu.Seconds()/gib, calls, sc.target)
+	return nil
+}
+
+// lastElapsed is the wall time of the last measured backup.
+var lastElapsed time.Duration
+
+// runWAN backs up the three libraries through the fake server's
+// WAN mode, with quak's own concurrency and with fixed ones, and prints
+// each time against the time the link allows: for small files, the best
+// fixed concurrency's; for large ones, one stream per file at bw.
+func runWAN(quak, fake string, latency time.Duration, bw int64, only string) error {
+	fmt.Printf("WAN mode: %s a request, %.0f MB/s per connection\n", latency, float64(bw)/1e6)
+	libs := []scenario{
+		{name: "2000 x 16 KiB", files: 2000, size: 16 << 10},
+		{name: "200 x 1 MiB", files: 200, size: 1 << 20},
+		{name: "1 x 256 MiB", files: 1, size: 256 << 20},
+	}
+	fmt.Printf("%-14s %-14s %10s %10s %9s\n", "library", "--concurrency", "time", "peak RSS", "ratio")
+	for _, sc := range libs {
+		if only != "" && !strings.Contains(sc.name, only) {
+			continue
+		}
+		fixed := []string{"4", "16", "32"}
+		if sc.size >= 64<<20 {
+			fixed = nil
+		}
+		best := time.Duration(0)
+		for _, c := range fixed {
+			concurrency = c
+			if err := measure(quak, fake, sc); err != nil {
+				return err
+			}
+			if best == 0 || lastElapsed < best {
+				best = lastElapsed
+			}
+		}
+		concurrency = "0"
+		if err := measure(quak, fake, sc); err != nil {
+			return err
+		}
+		floor, what := best, "the best fixed concurrency"
+		if fixed == nil {
+			floor = time.Duration(float64(sc.size) / float64(bw) * float64(time.Second))
+			what = "one stream's time at the link's rate"
+		}
+		fmt.Printf("  %s: quak's own concurrency took %.2f x %s (%s)\n", sc.name, lastElapsed.Seconds()/floor.Seconds(), what, floor.Round(time.Millisecond))
+	}
 	return nil
 }
 

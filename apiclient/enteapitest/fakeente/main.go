@@ -24,14 +24,16 @@ func main() {
 	pwFile := flag.String("password-file", "", "also write the demo password to this file (mode 0600)")
 	urlFile := flag.String("url-file", "", "write the endpoint URL to this file once listening")
 	library := flag.String("library", "demo", "demo, or bench:N:SIZE for N generated files of SIZE bytes")
+	latency := flag.Duration("latency", 0, "WAN mode: delay every request by this round trip")
+	bw := flag.Int64("bw", 0, "WAN mode: bytes a second per connection for response bodies (0: no cap)")
 	flag.Parse()
-	if err := serve(*addr, *pwFile, *urlFile, *library); err != nil {
+	if err := serve(*addr, *pwFile, *urlFile, *library, enteapitest.WAN{Latency: *latency, Bandwidth: *bw}); err != nil {
 		fmt.Fprintln(os.Stderr, "fakeente:", err)
 		os.Exit(1)
 	}
 }
 
-func serve(addr, pwFile, urlFile, library string) error {
+func serve(addr, pwFile, urlFile, library string, wan enteapitest.WAN) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return err
@@ -45,6 +47,7 @@ func serve(addr, pwFile, urlFile, library string) error {
 	}
 	s := enteapitest.New(enteapitest.Config{Listener: ln})
 	defer s.Close()
+	s.SetWAN(wan)
 	var n int
 	var size int64
 	switch {
