@@ -24,7 +24,7 @@ const (
 	DefaultStreams     = 4
 	DefaultStreamAbove = 32 << 20
 	SegmentChunks      = 2
-	MultiStreamFiles   = 2
+	MultiStreamFiles   = 1
 )
 
 // errRange marks a ranged answer that does not continue the object: the

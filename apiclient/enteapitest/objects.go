@@ -123,6 +123,7 @@ func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
 			if to < 0 || to >= o.size {
 				to = o.size - 1
 			}
+			o = s.rangeSource(key, o)
 			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, to, o.size))
 			w.Header().Set("Content-Length", strconv.FormatInt(to+1-from, 10))
 			w.WriteHeader(http.StatusPartialContent)
@@ -154,6 +155,28 @@ func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.WriteHeader(405)
 	}
+}
+
+// rangeSource is o with its bytes in memory when it is generated as it is
+// served: the ciphertext of a generated object is made from its first byte
+// on, so each range of a large file would cost the whole object up to it.
+// The last object asked for by range is kept (up to 512 MiB).
+func (s *Server) rangeSource(key string, o *object) *object {
+	if o.gen == nil || o.size < 0 || o.size > 512<<20 {
+		return o
+	}
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	id := key + "\x00" + o.etag
+	if s.cacheKey != id {
+		var buf bytes.Buffer
+		buf.Grow(int(o.size))
+		if o.gen(&buf) != nil {
+			return o
+		}
+		s.cacheKey, s.cacheData = id, buf.Bytes()
+	}
+	return &object{data: s.cacheData, size: o.size, etag: o.etag}
 }
 
 // rangeOf reads "bytes=N-" and "bytes=N-M" (to is -1 for the first).

@@ -88,6 +88,10 @@ type Server struct {
 	apiNow      int // API requests in flight
 	maxStore    int
 	limited     int // requests WAN mode refused
+
+	cacheMu   sync.Mutex // rangeSource: one generated object held in memory
+	cacheKey  string
+	cacheData []byte
 }
 
 type token struct {
