@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/filter"
@@ -34,6 +35,7 @@ type backupOpts struct {
 	metaOnly    bool
 	resumeAbove int64
 	bwlimit     bwlimit
+	streams     int
 	filters     filterFlags
 	views       viewFlags
 	fs          *pflag.FlagSet // which flags were given
@@ -145,6 +147,7 @@ Exit codes:
 	f.Int64Var(&o.resumeAbove, "resume-above", backup.DefaultResumeAbove, "bytes: larger downloads keep a resume point every this many bytes, for the next run (-1: never)")
 	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
 	f.IntVar(&o.maxDelete, "max-delete", backup.DefaultMaxDelete, "with --prune: move nothing when more than this many album entries were deleted")
+	f.IntVar(&o.streams, "streams", download.DefaultStreams, "ranges of one file over 32 MiB in flight at once (1: one stream)")
 	f.Var(&o.bwlimit, "bwlimit", "cap all downloads together at RATE bytes a second (10M is 10 MiB/s; default off)")
 	o.filters.register(f)
 	o.views.register(f)
@@ -154,8 +157,8 @@ Exit codes:
 }
 
 func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
-	if o.concurrency < 0 || o.attempts < 1 || o.maxDelete < 1 {
-		return &usageError{fmt.Errorf("--attempts and --max-delete must be at least 1, --concurrency at least 0")}
+	if o.concurrency < 0 || o.attempts < 1 || o.maxDelete < 1 || o.streams < 1 || o.streams > 16 {
+		return &usageError{fmt.Errorf("--attempts and --max-delete must be at least 1, --concurrency at least 0, --streams 1 to 16")}
 	}
 	if o.dryRun && (o.verify || o.init) {
 		return &usageError{fmt.Errorf("--dry-run writes nothing, so it cannot --verify (which records what it checked) or --init")}
@@ -256,6 +259,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		DryRun:         o.dryRun,
 		ResumeAbove:    o.resumeAbove,
 		BandwidthLimit: int64(o.bwlimit),
+		Streams:        o.streams,
 		MetadataOnly:   o.metaOnly,
 		Views:          views,
 		FreeSpace:      spaceCheck(d, o.noSpace),

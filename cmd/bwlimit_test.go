@@ -41,13 +41,16 @@ func TestParseRate(t *testing.T) {
 	}
 }
 
-func TestBwlimitIsAFlagOfBackup(t *testing.T) {
+func TestBwlimitAndStreamsAreFlagsOfBackup(t *testing.T) {
 	e, _, u, dir := loggedIn(t)
 	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 1000, Seed: 1})
 	if code, _, errOut := e.run("backup", "--bwlimit", "fast", dir); code != exitUsage || !strings.Contains(errOut, "not a rate") {
 		t.Fatalf("code %d, stderr %q", code, errOut)
 	}
-	if code, out, errOut := e.run("backup", "--bwlimit", "10M", dir); code != exitOK {
+	if code, _, errOut := e.run("backup", "--streams", "0", dir); code != exitUsage || !strings.Contains(errOut, "--streams 1 to 16") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	if code, out, errOut := e.run("backup", "--bwlimit", "10M", "--streams", "1", dir); code != exitOK {
 		t.Fatalf("code %d\n%s%s", code, out, errOut)
 	}
 }
