@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -121,7 +122,7 @@ func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, [
 	})
 	for i := range items {
 		it := &items[i]
-		it.xmp, it.takeout = r.ownSidecars(colls[it.cid], it.names[:len(it.names)-1])
+		it.xmp, it.takeout = r.ownSidecars(colls[it.cid], it.file.Entries[it.cid])
 	}
 	var albums []*state.Collection
 	for _, c := range colls {
@@ -133,20 +134,19 @@ func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, [
 	return items, albums, err
 }
 
-// ownSidecars names the XMP and Takeout sidecars this run's options keep
-// beside each of parts in album c ("" for a part with none; nil for a kind
-// the options do not keep): the files of quak's own that go to the trash
-// with them. A name a saved file of the album has is that file's, never a
-// sidecar (entryViews writes none there). prepareViews has already brought
-// the sidecars on disk in line with the options.
-func (r *run) ownSidecars(c *state.Collection, parts []string) (xmp, takeout []string) {
+// ownSidecars names the XMP and Takeout sidecars quak recorded as its own
+// beside each of e's parts in album c ("" for a part with none; nil for a
+// kind the options do not keep): the files of quak's own that go to the
+// trash with them. A name a saved file of the album has is that file's,
+// never a sidecar; a file quak did not record is the user's.
+func (r *run) ownSidecars(c *state.Collection, e *state.Entry) (xmp, takeout []string) {
 	names := func(on bool, name func(string) string) []string {
 		if !on {
 			return nil
 		}
-		out := make([]string, len(parts))
-		for i, p := range parts {
-			if n := name(p); !r.nameTaken(c, n) {
+		out := make([]string, len(e.Parts))
+		for i, p := range e.Parts {
+			if n := name(p); slices.Contains(e.Sidecars, n) && !r.nameTaken(c, n) {
 				out[i] = n
 			}
 		}
@@ -205,6 +205,11 @@ func (r *run) proven(ctx context.Context, it pruneItem, c *state.Collection) (bo
 func (r *run) pruneEntry(trash string, it pruneItem) error {
 	tc := state.TrashCopy{CollectionID: it.cid}
 	for i, name := range it.names {
+		if i == len(it.names)-1 {
+			if p, err := layout.Join(r.dir, it.folder, name); err != nil || !metaOwnedBy(p, it.file.ID) {
+				continue // another file's `ente export` sidecar
+			}
+		}
 		rel, err := r.toTrash(trash, it.folder, name)
 		if err != nil {
 			return err

@@ -2,8 +2,11 @@ package backup
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -29,7 +32,19 @@ func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *stat
 		return nil, false, err
 	}
 	if ne.Meta.Title != it.Meta.Title {
-		names := r.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(ne.Parts))
+		names := r.caseOnly(c, ne.Parts, it.Meta.Title)
+		if names != nil {
+			// The same file under a name that differs only in case: on a
+			// case-insensitive file system the old names are the new ones,
+			// so what goes is removed first and the parts are renamed, never
+			// removed.
+			for _, p := range ne.Parts {
+				ne.Sidecars = r.dropPartSidecars(dir, p, ne.Sidecars)
+			}
+			r.removeMeta(filepath.Join(dir, ".meta", ne.Name+".json"), it.FileID)
+		} else {
+			names = r.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(ne.Parts))
+		}
 		for i, p := range ne.Parts {
 			if err := r.rename(filepath.Join(dir, p), filepath.Join(dir, names[i])); err != nil {
 				return nil, false, err
@@ -37,7 +52,7 @@ func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *stat
 		}
 		old := *ne
 		ne.Name, ne.Parts = names[0], names
-		r.dropOld(c, &old, names)
+		ne.Sidecars = r.dropOld(c, &old, it.FileID, names)
 		r.emit(Event{Kind: FileRenamed, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
 			Path: filepath.Join(c.Folder, names[0])})
 	}
@@ -58,6 +73,34 @@ func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *stat
 	r.emit(Event{Kind: MetadataUpdated, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
 		Path: filepath.Join(c.Folder, ne.Name)})
 	return rec, false, nil
+}
+
+// caseOnly returns the names a title gives an entry's parts when they
+// differ from the current ones only in case (IMG.JPG renamed img.jpg),
+// else nil.
+func (r *run) caseOnly(c *state.Collection, parts []string, title string) []string {
+	exts := partExts(parts)
+	stem := title
+	if len(exts) > 1 {
+		stem = strings.TrimSuffix(title, filepath.Ext(title))
+	}
+	names := make([]string, len(parts))
+	for i, ext := range exts {
+		names[i] = layout.SanitizeFile(stem+ext, "file"+ext)
+		if !strings.EqualFold(names[i], parts[i]) {
+			return nil
+		}
+	}
+	if slices.Equal(names, parts) {
+		return nil
+	}
+	n := r.namer(c)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, name := range names {
+		n.Take(name)
+	}
+	return names
 }
 
 // partExts are the extensions entryNames wants for a file's parts: none for

@@ -189,6 +189,11 @@ type Entry struct {
 	// so an entry listed again (the overlap behind the cursor) is not
 	// applied twice; 0 in records of older quaks.
 	Updated int64 `json:"updated,omitempty"`
+	// Sidecars are the XMP and Takeout files quak wrote beside this copy's
+	// parts (names in the album folder): the only ones beside them it
+	// rewrites, moves or removes. A file of such a name that is not listed
+	// is someone else's.
+	Sidecars []string `json:"sidecars,omitempty"`
 }
 
 // File is one Ente file and where the backup keeps it.
@@ -230,6 +235,9 @@ type View struct {
 	Title  string   `json:"title"`  // the title the names were made from
 	Header string   `json:"header"` // the content the links are to
 	Copy   bool     `json:"copy,omitempty"`
+	// Sidecars are the sidecar links quak made beside the parts (names in
+	// the date folder).
+	Sidecars []string `json:"sidecars,omitempty"`
 }
 
 // TrashCopy is an album copy in the trash: the album it left and where

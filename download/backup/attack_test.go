@@ -1,0 +1,142 @@
+package backup
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/sidecars"
+	"github.com/quak-photos/quak/download/state"
+)
+
+// everyCopyIsItsOwn checks that each album copy and date-view link the
+// state records holds the bytes of its own file.
+func (e *env) everyCopyIsItsOwn(files ...*enteapitest.File) {
+	e.t.Helper()
+	st, err := state.OpenReadOnly(filepath.Join(e.dir, StateDir, "state.db"))
+	require.NoError(e.t, err)
+	defer func() { _ = st.Close() }()
+	colls, err := st.Collections()
+	require.NoError(e.t, err)
+	for _, f := range files {
+		sf, err := st.File(f.ID)
+		require.NoError(e.t, err)
+		require.NotNil(e.t, sf, "file %d has no record", f.ID)
+		for cid, en := range sf.Entries {
+			e.same(filepath.Join(colls[cid].Folder, en.Name), f.Plaintext())
+		}
+		if sf.View != nil {
+			e.same(filepath.Join(DateViewDir, sf.View.Folder, sf.View.Parts[0]), f.Plaintext())
+		}
+	}
+}
+
+func TestASwapOfTwoNamesKeepsBothFiles(t *testing.T) {
+	e := newEnv(t)
+	e.views = allViews()
+	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1, CreationTime: june})
+	y := a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 100, Seed: 2, CreationTime: june})
+	b.Add(x)
+	b.Add(y)
+	e.mustRun()
+	x.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "y.jpg" })
+	y.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "x.jpg" })
+	e.mustRun()
+	e.everyCopyIsItsOwn(x, y)
+	e.mustRun()
+	e.everyCopyIsItsOwn(x, y)
+	x.Reupload([]byte("x two"))
+	y.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "y.jpg" })
+	e.mustRun()
+	e.everyCopyIsItsOwn(x, y)
+	x.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "x.jpg" })
+	e.mustRun()
+	e.everyCopyIsItsOwn(x, y)
+}
+
+// A saved file whose title is another's sidecar name is a file, not a
+// sidecar: renaming the other never removes it.
+func TestARenameNeverRemovesAFileNamedLikeItsSidecar(t *testing.T) {
+	for _, suffix := range []string{".xmp", ".supplemental-metadata.json"} {
+		t.Run(suffix, func(t *testing.T) {
+			e := newEnv(t)
+			e.views = allViews()
+			a := e.u.AddAlbum("A")
+			x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1, CreationTime: june})
+			named := a.AddFile(enteapitest.FileSpec{Title: "x.jpg" + suffix, Data: []byte("a file"), CreationTime: june})
+			e.mustRun()
+			x.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "z.jpg" })
+			e.mustRun()
+			e.everyCopyIsItsOwn(x, named)
+			x.Reupload([]byte("x two"))
+			x.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "w.jpg" })
+			e.mustRun()
+			e.everyCopyIsItsOwn(x, named)
+		})
+	}
+}
+
+// A sidecar-named file quak did not write, beside a saved photo, is the
+// user's: --xmp, --sidecars takeout, a rename, a switch of style and a
+// prune never rewrite, move or remove it; quak's own sidecars (recorded)
+// still come and go with the options.
+func TestTheUsersOwnSidecarsAreNeverTouched(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1, CreationTime: june})
+	y := a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 100, Seed: 2, CreationTime: june})
+	e.views = Views{Sidecars: sidecars.None, Zone: est}
+	e.mustRun()
+	mine := map[string][]byte{
+		"A/x.jpg.xmp":                        []byte("darktable's"),
+		"A/x.jpg.supplemental-metadata.json": []byte(`{"title":"mine"}`),
+		"A/.meta/z.jpg.json":                 []byte(`{"info":{"id":1}}`),
+	}
+	for p, b := range mine {
+		require.NoError(t, os.WriteFile(filepath.Join(e.dir, p), b, 0o644))
+	}
+	check := func() {
+		t.Helper()
+		for p, b := range mine {
+			e.same(p, b)
+		}
+	}
+	e.views = allViews()
+	e.mustRun()
+	check()
+	assert.NotEmpty(t, e.kinds(FileWarning), "a sidecar not written is reported")
+	assert.True(t, e.exists("A/y.jpg.xmp"))
+	assert.False(t, e.exists("By date/2024/06/x.jpg.xmp"), "the user's file is not linked into the date view")
+
+	x.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "z.jpg" })
+	e.mustRun()
+	check()
+	e.everyCopyIsItsOwn(x, y)
+	assert.False(t, e.exists("A/z.jpg"), "the name of another file's .meta sidecar is not taken")
+	x.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "x.jpg" })
+	e.mustRun()
+	check()
+
+	e.views = Views{Sidecars: sidecars.None, Zone: est}
+	e.mustRun()
+	check()
+	for _, p := range []string{"A/y.jpg.xmp", "A/y.jpg.supplemental-metadata.json", "A/x_1.jpg.xmp"} {
+		assert.False(t, e.exists(p), "quak's own %s is left", p)
+	}
+	e.views = allViews()
+	e.mustRun()
+	check()
+	x.Trash()
+	y.Trash()
+	_, err := e.prune(100)
+	require.NoError(t, err)
+	check()
+	assert.True(t, e.exists(trashToday+"/A/y.jpg.xmp"))
+	assert.False(t, e.exists(trashToday+"/A/x.jpg.xmp"))
+	assert.False(t, e.exists(trashToday+"/A/x.jpg.supplemental-metadata.json"))
+}
