@@ -155,7 +155,19 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 	for _, e := range es[:n] {
 		page = append(page, s.fileFor(a, e, u))
 	}
+	if s.tamperDiff != nil {
+		page = s.tamperDiff(a.ID, page)
+	}
 	writeJSON(w, 200, apiclient.DiffPage{Diff: page, HasMore: n < len(es) || a.neverEnding})
+}
+
+// TamperDiff has fn rewrite every diff page before it is sent, as a
+// hostile or broken server might (say, listing a file twice); nil stops it.
+// fn runs with the server's lock held and must not call its methods.
+func (s *Server) TamperDiff(fn func(collectionID int64, page []apiclient.File) []apiclient.File) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tamperDiff = fn
 }
 
 func (s *Server) collectionFile(w http.ResponseWriter, r *http.Request) {

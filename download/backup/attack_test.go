@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
@@ -139,4 +140,58 @@ func TestTheUsersOwnSidecarsAreNeverTouched(t *testing.T) {
 	assert.True(t, e.exists(trashToday+"/A/y.jpg.xmp"))
 	assert.False(t, e.exists(trashToday+"/A/x.jpg.xmp"))
 	assert.False(t, e.exists(trashToday+"/A/x.jpg.supplemental-metadata.json"))
+}
+
+// A listing that carries a file twice (a broken or hostile server) saves it
+// once, and an older entry of it never counts: the latest updationTime
+// wins, so a stale deletion beside the live entry prunes nothing.
+func TestAFileListedTwiceIsSavedOnce(t *testing.T) {
+	for _, order := range []string{"stale first", "stale last", "exact copy"} {
+		t.Run(order, func(t *testing.T) {
+			e := newEnv(t)
+			e.views = allViews()
+			a := e.u.AddAlbum("A")
+			x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1, CreationTime: june})
+			live := a.AddFile(enteapitest.FileSpec{Title: "live.HEIC", FileType: 2, CreationTime: june,
+				Data: enteapitest.LivePhoto("heic", []byte("still"), "mov", []byte("motion"))})
+			twice := func(_ int64, page []apiclient.File) []apiclient.File {
+				var out []apiclient.File
+				for _, f := range page {
+					dup := f
+					switch order {
+					case "exact copy":
+						out = append(out, f, dup)
+						continue
+					default:
+						dup.IsDeleted, dup.UpdationTime = true, f.UpdationTime-1
+						dup.EncryptedKey, dup.KeyDecryptionNonce = apiclient.B64(nil), apiclient.B64(nil)
+					}
+					if order == "stale first" {
+						out = append(out, dup, f)
+					} else {
+						out = append(out, f, dup)
+					}
+				}
+				return out
+			}
+			e.s.TamperDiff(twice)
+			e.mustRun()
+			assert.Equal(t, 2, e.downloads(), "each file is downloaded once")
+			e.everyCopyIsItsOwn(x)
+			e.same("A/live.heic", []byte("still"))
+			e.same("A/live.mov", []byte("motion"))
+			for _, p := range e.walk() {
+				assert.NotContains(t, p, "_1", "a second copy: %s", p)
+			}
+			x.Edit(func(s *enteapitest.FileSpec) { s.Caption = "listed again" })
+			live.Edit(func(s *enteapitest.FileSpec) { s.Caption = "listed again" })
+			sum, err := e.prune(100)
+			require.NoError(t, err)
+			assert.Zero(t, sum.Pruned, "a stale entry pruned a live file")
+			assert.Zero(t, sum.DeletedOnServer)
+			e.everyCopyIsItsOwn(x)
+			e.same("A/live.heic", []byte("still"))
+			assert.Equal(t, 2, e.downloads())
+		})
+	}
 }

@@ -147,8 +147,11 @@ type run struct {
 	// without asking the server again.
 	tombstones map[int64]bool
 	goneNow    map[entryKey]bool
-	ov         overlay
-	resumes    map[int64]*download.ResumePoint // where earlier runs left large downloads
+	// listed is the latest updationTime this run's listings showed for
+	// each album entry (latestOnly).
+	listed  map[entryKey]int64
+	ov      overlay
+	resumes map[int64]*download.ResumePoint // where earlier runs left large downloads
 	// expected holds the hashes of files being downloaded, to recognise one
 	// a killed run left at its final name; viewNamers the names taken in
 	// each date folder; viewsFull is set while prepareViews converts every
@@ -181,7 +184,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	}
 	r := &run{o: o, dir: dir, tmp: filepath.Join(dir, StateDir, TempDir), names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
 		touched: map[int64]bool{}, dirty: map[string]bool{}, expected: map[int64]string{},
-		tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{},
+		tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{}, listed: map[entryKey]int64{},
 		ov: overlay{files: map[string]bool{}, aliases: map[string]string{}}}
 	if o.DryRun {
 		st, drop, err := dryState(dir)
