@@ -3,6 +3,7 @@ package backup
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -194,4 +195,33 @@ func TestAFileListedTwiceIsSavedOnce(t *testing.T) {
 			assert.Equal(t, 2, e.downloads())
 		})
 	}
+}
+
+// Takeout cuts its suffix on long names, so one sidecar name can belong to
+// two files (NAME.EXT cut to NAME.EXT.s.json, and NAME.EXT.s uncut): it goes
+// to neither, and no file's sidecar replaces another's.
+func TestTwoFilesNeverShareATakeoutSidecar(t *testing.T) {
+	e := newEnv(t)
+	e.views = allViews()
+	a := e.u.AddAlbum("A")
+	long := strings.Repeat("n", 244) + ".jpg" // 248 bytes: its suffix is cut to ".s"
+	x := a.AddFile(enteapitest.FileSpec{Title: long, Size: 100, Seed: 1, CreationTime: june})
+	y := a.AddFile(enteapitest.FileSpec{Title: long + ".s", Size: 100, Seed: 2, CreationTime: june})
+	shared := filepath.Join("A", long+".s.json")
+	e.mustRun()
+	e.everyCopyIsItsOwn(x, y)
+	assert.False(t, e.exists(shared), "a sidecar two files would share")
+	assert.Len(t, e.kinds(FileWarning), 2)
+	assert.True(t, e.exists(filepath.Join("A", long+".xmp")))
+
+	// A file titled as another's sidecar keeps its own bytes, and the
+	// other gets no sidecar there.
+	z := a.AddFile(enteapitest.FileSpec{Title: "z.jpg", Size: 100, Seed: 3, CreationTime: june})
+	e.mustRun()
+	w := a.AddFile(enteapitest.FileSpec{Title: "z.jpg.supplemental-metadata.json", Data: []byte("w's bytes"), CreationTime: june})
+	v := a.AddFile(enteapitest.FileSpec{Title: "z.jpg.xmp", Data: []byte("v's bytes"), CreationTime: june})
+	e.mustRun()
+	z.Edit(func(s *enteapitest.FileSpec) { s.Caption = "edited" })
+	e.mustRun()
+	e.everyCopyIsItsOwn(x, y, z, w, v)
 }
