@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -224,4 +225,42 @@ func TestTwoFilesNeverShareATakeoutSidecar(t *testing.T) {
 	z.Edit(func(s *enteapitest.FileSpec) { s.Caption = "edited" })
 	e.mustRun()
 	e.everyCopyIsItsOwn(x, y, z, w, v)
+}
+
+// quak's own folders are never reached through a symbolic link: a
+// symlinked DIR/.quak/tmp, DIR/.quak/trash or DIR/.quak is refused with a
+// DirError before anything is swept, and what the link points to is
+// untouched.
+func TestASymlinkedTempAreaOrTrashIsRefused(t *testing.T) {
+	for _, link := range []string{".quak/tmp", ".quak/trash", ".quak"} {
+		t.Run(link, func(t *testing.T) {
+			e := newEnv(t)
+			e.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+			e.mustRun()
+			outside := filepath.Join(t.TempDir(), "elsewhere")
+			require.NoError(t, os.MkdirAll(filepath.Join(outside, "2000-01-01"), 0o755))
+			victims := []string{filepath.Join(outside, "precious.jpg"), filepath.Join(outside, ".quak-tmp-precious"),
+				filepath.Join(outside, "2000-01-01", "precious.jpg")}
+			for _, v := range victims {
+				require.NoError(t, os.WriteFile(v, []byte("keep"), 0o644))
+			}
+			p := filepath.Join(e.dir, link)
+			if link == ".quak" {
+				require.NoError(t, os.Rename(p, filepath.Join(outside, "moved")))
+			} else {
+				require.NoError(t, os.RemoveAll(p))
+			}
+			require.NoError(t, os.Symlink(outside, p))
+
+			_, err := e.run()
+			requireDirError(t, err, "symbolic link")
+			_, err = EmptyTrash(e.dir, time.Now(), false)
+			requireDirError(t, err, "symbolic link")
+			for _, v := range victims {
+				b, err := os.ReadFile(v)
+				require.NoError(t, err, "%s was removed through the link", v)
+				assert.Equal(t, "keep", string(b))
+			}
+		})
+	}
 }

@@ -336,7 +336,11 @@ func prepareDir(dir string, init, dry bool) (string, error) {
 		return "", &DirError{Dir: dir, Reason: "cannot be read", Err: err}
 	case !fi.IsDir():
 		return "", &DirError{Dir: dir, Reason: "is not a folder"}
-	case dry:
+	}
+	if err := noLinks(abs, dir); err != nil {
+		return "", err
+	}
+	if dry {
 		return abs, nil
 	}
 	if err := os.MkdirAll(filepath.Join(abs, StateDir, TempDir), 0o700); err != nil {
@@ -349,6 +353,24 @@ func prepareDir(dir string, init, dry bool) (string, error) {
 	_ = probe.Close()
 	_ = os.Remove(probe.Name())
 	return abs, nil
+}
+
+// noLinks refuses a backup folder whose state folder, temp area or trash
+// (which quak writes, sweeps and empties) is a symbolic link or not a
+// folder: quak never follows a link out of the backup folder. shown is
+// DIR as the user gave it.
+func noLinks(abs, shown string) error {
+	for _, rel := range []string{StateDir, filepath.Join(StateDir, TempDir), filepath.Join(StateDir, TrashDir)} {
+		fi, err := os.Lstat(filepath.Join(abs, rel))
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			return &DirError{Dir: shown, Reason: fmt.Sprintf("has %s as a symbolic link, which quak never follows; make it a plain folder", rel)}
+		case !fi.IsDir():
+			return &DirError{Dir: shown, Reason: fmt.Sprintf("has %s, which is not a folder", rel)}
+		}
+	}
+	return nil
 }
 
 // checkAccount refuses a folder that backs up another account, or the same

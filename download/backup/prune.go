@@ -393,6 +393,9 @@ func EmptyTrash(dir string, cutoff time.Time, dry bool) ([]TrashDay, error) {
 	if _, err := os.Stat(filepath.Join(abs, StateDir)); err != nil {
 		return nil, &DirError{Dir: dir, Reason: "holds no quak backup", Err: err}
 	}
+	if err := noLinks(abs, dir); err != nil {
+		return nil, err
+	}
 	if !dry {
 		unlock, err := Lock(abs)
 		if err != nil {
