@@ -264,3 +264,63 @@ func TestASymlinkedTempAreaOrTrashIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// caseInsensitive models a case-insensitive file system's removal: a name
+// removes the file whose name matches it regardless of case.
+func caseInsensitive(t *testing.T) {
+	t.Helper()
+	prev := removeFile
+	removeFile = func(path string) error {
+		entries, err := os.ReadDir(filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		for _, en := range entries {
+			if strings.EqualFold(en.Name(), filepath.Base(path)) {
+				return os.Remove(filepath.Join(filepath.Dir(path), en.Name()))
+			}
+		}
+		return os.ErrNotExist
+	}
+	t.Cleanup(func() { removeFile = prev })
+}
+
+// A rename that changes only the case of a name (IMG.JPG to img.jpg) gives
+// the file its new name and never removes it as the "old" one, on a
+// case-sensitive file system and on one that is not.
+func TestACaseOnlyRenameKeepsTheFile(t *testing.T) {
+	for _, fs := range []string{"case-sensitive", "case-insensitive"} {
+		t.Run(fs, func(t *testing.T) {
+			if fs == "case-insensitive" {
+				caseInsensitive(t)
+			}
+			e := newEnv(t)
+			e.views = allViews()
+			a := e.u.AddAlbum("A")
+			x := a.AddFile(enteapitest.FileSpec{Title: "IMG.JPG", Size: 100, Seed: 1, CreationTime: june})
+			live := a.AddFile(enteapitest.FileSpec{Title: "LIVE.HEIC", FileType: 2, CreationTime: june,
+				Data: enteapitest.LivePhoto("heic", []byte("still"), "mov", []byte("motion"))})
+			e.mustRun()
+			e.same("A/LIVE.heic", []byte("still"))
+			x.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "img.jpg" })
+			live.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "live.HEIC" })
+			e.mustRun()
+			e.everyCopyIsItsOwn(x)
+			e.same("A/img.jpg", x.Plaintext())
+			e.same("A/live.heic", []byte("still"))
+			e.same("A/live.mov", []byte("motion"))
+			want := []string{"A/.meta/album_meta.json", "A/img.jpg", "A/img.jpg.supplemental-metadata.json", "A/img.jpg.xmp",
+				"A/live.heic", "A/live.heic.supplemental-metadata.json", "A/live.heic.xmp",
+				"A/live.mov", "A/live.mov.supplemental-metadata.json", "A/live.mov.xmp", "A/" + sidecars.TakeoutAlbumFile}
+			var got []string
+			for _, p := range e.walk() {
+				if !strings.HasPrefix(p, DateViewDir) {
+					got = append(got, p)
+				}
+			}
+			assert.ElementsMatch(t, want, got)
+			assert.True(t, e.sameInode("By date/2024/06/img.jpg", "A/img.jpg"))
+			assert.Equal(t, 2, e.downloads(), "nothing downloaded again")
+		})
+	}
+}
