@@ -164,7 +164,7 @@ func TestAnUnreadableOptionsFileIsSaidNotGuessed(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, backup.StateDir, backup.OptionsFile), []byte("{not json"), 0o600))
 	code, out, _ := e.run("status", "--offline", dir)
 	assert.Equal(t, exitPartial, code, out)
-	assert.Contains(t, out, "Problem:       options.json")
+	assert.Contains(t, out, "Problem:       "+filepath.Join(dir, backup.StateDir, backup.OptionsFile)+": invalid character")
 	code, _, errOut := e.run("backup", dir)
 	assert.Equal(t, exitFatal, code)
 	assert.Contains(t, errOut, "reading the folder's remembered options")
@@ -178,4 +178,40 @@ func TestTZWithALeadingColon(t *testing.T) {
 	code, out, errOut := e.run("backup", "--date-view", "YYYY/MM/DD", dir)
 	require.Equal(t, exitOK, code, out+errOut)
 	assert.True(t, exists(filepath.Join(dir, "By date/2024/06/01/x.jpg")), "05:00 on 1 June in Tokyo")
+}
+
+// A remembered options file edited by hand or damaged is checked as the
+// flags are: a bad value is refused with a message naming the file, and
+// nothing is written.
+func TestABadRememberedOptionsFileIsRefused(t *testing.T) {
+	for _, c := range []struct{ body, says string }{
+		{`{"sidecars":"google","applied":true}`, `"google" is not a sidecar style`},
+		{`{"sidecars":"ente","dateView":"../../x","applied":true}`, `date view "../../x"`},
+		{`{"sidecars":"ente","dateView":"%Y/%m","applied":true}`, `date view "%Y/%m"`},
+		{`{"sidecars":"","applied":true}`, `"" is not a sidecar style`},
+		{`{"sidecars":"ente","xmp":true,"zone":"a\nb","applied":true}`, `zone:`},
+		{`{"sidecars":"ente","xmp":true,"zoneRules":"../x","applied":true}`, `zoneRules:`},
+	} {
+		t.Run(c.says, func(t *testing.T) {
+			e, _, u, dir := loggedIn(t)
+			u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+			code, _, _ := e.run("backup", "--xmp", dir)
+			require.Equal(t, exitOK, code)
+			path := filepath.Join(dir, backup.StateDir, backup.OptionsFile)
+			require.NoError(t, os.WriteFile(path, []byte(c.body), 0o600))
+			before, err := os.ReadFile(path)
+			require.NoError(t, err)
+			code, _, errOut := e.run("backup", dir)
+			assert.Equal(t, exitFatal, code)
+			assert.Contains(t, errOut, path)
+			assert.Contains(t, errOut, c.says)
+			after, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, string(before), string(after))
+			assert.False(t, exists(filepath.Join(filepath.Dir(dir), "x")), "a path from the file was used")
+			code, out, _ := e.run("status", "--offline", dir)
+			assert.Equal(t, exitPartial, code, out)
+			assert.Contains(t, out, c.says)
+		})
+	}
 }

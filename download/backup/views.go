@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/layout"
@@ -64,9 +66,11 @@ type Remembered struct {
 }
 
 // ReadViews returns the views remembered for the backup folder dir, or nil
-// when none were.
+// when none were. A file that is damaged or edited into values the flags
+// would refuse is an error naming the file, never used as it is.
 func ReadViews(dir string) (*Remembered, error) {
-	b, err := os.ReadFile(filepath.Join(dir, StateDir, OptionsFile))
+	path := filepath.Join(dir, StateDir, OptionsFile)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -75,9 +79,35 @@ func ReadViews(dir string) (*Remembered, error) {
 	}
 	var m Remembered
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", OptionsFile, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w (fix or remove the file; the flags set it again)", path, err)
 	}
 	return &m, nil
+}
+
+// check refuses what the flags would refuse, and a zone or fingerprint
+// quak could not have written.
+func (m *Remembered) check() error {
+	style, err := sidecars.ParseStyle(string(m.Sidecars))
+	if err != nil || style != m.Sidecars {
+		return fmt.Errorf("sidecars: %q is not a sidecar style: use ente, takeout or none", m.Sidecars)
+	}
+	if m.DateView != "" {
+		if _, err := sidecars.ParseDateFormat(string(m.DateView)); err != nil {
+			return fmt.Errorf("dateView: %w", err)
+		}
+	}
+	if len(m.Zone) > 255 || strings.ContainsFunc(m.Zone, func(r rune) bool { return r < ' ' || r == 0x7f || r == utf8.RuneError }) {
+		return fmt.Errorf("zone: %q is not a time zone's name", m.Zone)
+	}
+	if m.ZoneRules != "" {
+		if _, err := strconv.ParseUint(m.ZoneRules, 16, 64); err != nil || len(m.ZoneRules) != 16 {
+			return fmt.Errorf("zoneRules: %q is not what quak writes", m.ZoneRules)
+		}
+	}
+	return nil
 }
 
 // remembered is what this run's views look like in OptionsFile.
