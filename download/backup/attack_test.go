@@ -1,11 +1,14 @@
 package backup
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -323,4 +326,51 @@ func TestACaseOnlyRenameKeepsTheFile(t *testing.T) {
 			assert.Equal(t, 2, e.downloads(), "nothing downloaded again")
 		})
 	}
+}
+
+// A long name pruned again on the same day gets a trash name that still
+// fits a file name (255 bytes) and is unique, with links or without.
+func TestLongNamesInTheTrashFitAndStayUnique(t *testing.T) {
+	t.Run("links", testLongNamesInTheTrash)
+	t.Run("no links", func(t *testing.T) {
+		hardLink = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+		t.Cleanup(func() { hardLink = os.Link })
+		testLongNamesInTheTrash(t)
+	})
+}
+
+func testLongNamesInTheTrash(t *testing.T) {
+	t.Helper()
+	e := newEnv(t)
+	e.views = Views{Sidecars: sidecars.Takeout, XMP: true, Zone: est}
+	a := e.u.AddAlbum("A")
+	title := strings.Repeat("é", 123) + ".jpg" // 250 bytes, the longest name quak gives
+	var saved [][]byte
+	for i := range 3 {
+		f := a.AddFile(enteapitest.FileSpec{Title: title, Size: 10, Seed: byte(i + 1)})
+		e.mustRun()
+		f.Trash()
+		sum, err := e.prune(100)
+		require.NoError(t, err)
+		require.Equal(t, 1, sum.Pruned)
+		saved = append(saved, f.Plaintext())
+	}
+	entries, err := os.ReadDir(filepath.Join(e.dir, trashToday, "A"))
+	require.NoError(t, err)
+	found := map[string]bool{}
+	for _, en := range entries {
+		assert.LessOrEqual(t, len(en.Name()), 255, en.Name())
+		assert.True(t, utf8.ValidString(en.Name()), "a character was cut: %q", en.Name())
+		if !en.IsDir() {
+			b, err := os.ReadFile(filepath.Join(e.dir, trashToday, "A", en.Name()))
+			require.NoError(t, err)
+			for i, s := range saved {
+				if string(b) == string(s) {
+					found[fmt.Sprint(i)] = true
+				}
+			}
+		}
+	}
+	assert.Len(t, found, 3, "each pruned file is in the trash")
+	assert.Len(t, entries, 3*3, "3 files, their XMP and Takeout sidecars")
 }

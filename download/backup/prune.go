@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/sidecars"
@@ -353,13 +354,8 @@ func (r *run) toTrash(trash, folder, name string) (string, error) {
 // old name removed; where the file system has no hard links, a rename to
 // a name checked free.
 func moveNoReplace(from, to string) (string, error) {
-	ext := filepath.Ext(to)
-	base := strings.TrimSuffix(to, ext)
 	for n := 1; ; n++ {
-		cand := to
-		if n > 1 {
-			cand = fmt.Sprintf("%s (%d)%s", base, n, ext)
-		}
+		cand := numbered(to, n)
 		err := hardLink(from, cand)
 		switch {
 		case err == nil:
@@ -372,6 +368,29 @@ func moveNoReplace(from, to string) (string, error) {
 		}
 		return cand, os.Rename(from, cand)
 	}
+}
+
+// numbered is path with " (n)" before its extension (n > 1), its name cut
+// (at a whole UTF-8 character) so that it still fits layout.MaxName.
+func numbered(path string, n int) string {
+	if n <= 1 {
+		return path
+	}
+	dir, name := filepath.Split(path)
+	ext := filepath.Ext(name)
+	if len(ext) > 16 {
+		ext = ""
+	}
+	stem := strings.TrimSuffix(name, ext)
+	suffix := fmt.Sprintf(" (%d)", n)
+	cut := layout.MaxName - len(suffix) - len(ext)
+	if len(stem) > cut {
+		for cut > 0 && !utf8.RuneStart(stem[cut]) {
+			cut--
+		}
+		stem = stem[:cut]
+	}
+	return dir + stem + suffix + ext
 }
 
 // TrashDay is one day of DIR's trash: its name (YYYY-MM-DD), and the files
