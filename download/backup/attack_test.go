@@ -374,3 +374,42 @@ func testLongNamesInTheTrash(t *testing.T) {
 	assert.Len(t, found, 3, "each pruned file is in the trash")
 	assert.Len(t, entries, 3*3, "3 files, their XMP and Takeout sidecars")
 }
+
+// A copy in another album that cannot be refreshed with a file's new
+// content (here a folder sits at its name, so neither a link nor a copy
+// can take it) is a counted failure naming the file, the album and the
+// cause; the next run tries again, without downloading, and the date view
+// never links to the stale copy.
+func TestAFailedRelinkIsCountedAndRetried(t *testing.T) {
+	e := newEnv(t)
+	e.views = Views{DateView: "YYYY/MM", Zone: est}
+	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1, CreationTime: june})
+	b.Add(x)
+	e.mustRun()
+	blocker := filepath.Join(e.dir, "B", "x.jpg")
+	require.NoError(t, os.Remove(blocker))
+	require.NoError(t, os.MkdirAll(filepath.Join(blocker, "in the way"), 0o755))
+
+	x.Reupload([]byte("version two"))
+	sum := e.mustRun()
+	assert.Equal(t, 1, sum.Failed, "the copy not refreshed is a failure")
+	require.Len(t, sum.Failures, 1)
+	assert.Equal(t, x.ID, sum.Failures[0].FileID)
+	assert.Equal(t, "B", sum.Failures[0].Album)
+	assert.Contains(t, sum.Failures[0].Error, "x.jpg")
+	e.same("A/x.jpg", []byte("version two"))
+	e.same("By date/2024/06/x.jpg", []byte("version two"))
+	downloads := e.downloads()
+
+	sum = e.mustRun()
+	assert.Equal(t, 1, sum.Failed, "tried again, and failed again")
+	require.NoError(t, os.RemoveAll(blocker))
+	sum = e.mustRun()
+	assert.Zero(t, sum.Failed)
+	e.same("B/x.jpg", []byte("version two"))
+	assert.True(t, e.sameInode("A/x.jpg", "B/x.jpg"))
+	assert.Equal(t, downloads, e.downloads(), "nothing downloaded again")
+	sum = e.mustRun()
+	assert.Zero(t, sum.Failed)
+}

@@ -140,7 +140,7 @@ func (r *run) viewSource(f *state.File) (*state.Collection, *state.Entry, string
 	sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
 	for _, cid := range cids {
 		c, e := r.colls[cid], f.Entries[cid]
-		if c == nil || c.Pruned || !r.partsExist(c, e) {
+		if c == nil || c.Pruned || e.Stale || !r.partsExist(c, e) {
 			continue
 		}
 		if dir, err := layout.Join(r.dir, c.Folder); err == nil {

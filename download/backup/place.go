@@ -65,7 +65,7 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	for cid, e := range rec.Entries {
 		if cid != c.ID && !e.Deleted {
 			if err := r.relink(rec, c, cid); err != nil {
-				r.emit(Event{Kind: FileFailed, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: cid, Err: err})
+				r.relinkFailed(rec, cid, err)
 			}
 		}
 	}

@@ -63,6 +63,9 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 		if err := r.retryFailed(ctx, albums, cancel); err != nil {
 			return err
 		}
+		if err := r.relinkStale(); err != nil {
+			return err
+		}
 	}
 	ids := make([]int64, 0, len(albums))
 	for id := range albums {

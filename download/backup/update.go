@@ -1,8 +1,10 @@
 package backup
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/quak-photos/quak/download/catalog"
@@ -175,23 +177,95 @@ func (r *run) relink(rec *state.File, c *state.Collection, cid int64) error {
 	if err != nil {
 		return err
 	}
-	e.Copy = false
+	copied := false
 	for i := range src.Parts {
 		cp, err := r.linkOrCopy(filepath.Join(from, src.Parts[i]), filepath.Join(to, e.Parts[i]))
 		if err != nil {
 			return err
 		}
-		e.Copy = e.Copy || cp
+		copied = copied || cp
 	}
-	e.Meta = rec.Meta
+	e.Copy, e.Stale, e.Meta = copied, false, rec.Meta
 	return r.writeSidecar(rec, oc, nil)
 }
 
-// source finds a saved copy of the file whose parts exist on disk.
+// relinkFailed marks rec's copy in album cid stale and counts the failure:
+// the run ends partial, and the next one tries again (relinkStale).
+func (r *run) relinkFailed(rec *state.File, cid int64, err error) {
+	e, oc := rec.Entries[cid], r.colls[cid]
+	e.Stale = true
+	album, path := "", e.Name
+	if oc != nil {
+		album, path = oc.Name, filepath.Join(oc.Folder, e.Name)
+	}
+	err = fmt.Errorf("refreshing %s with the file's new content: %w", path, err)
+	reason := Reason(err)
+	r.mu.Lock()
+	r.sum.Failed++
+	r.sum.Failures = append(r.sum.Failures, Failure{FileID: rec.ID, Album: album, Title: rec.Meta.Title, Reason: reason, Error: err.Error()})
+	r.sum.Reasons[reason]++
+	r.touched[rec.ID] = true
+	r.mu.Unlock()
+	r.emit(Event{Kind: FileFailed, Album: album, Title: rec.Meta.Title, FileID: rec.ID, CollectionID: cid, Err: err})
+}
+
+// relinkStale refreshes, before anything is listed, the album copies an
+// earlier run failed to refresh with their file's new content, from a
+// current copy; nothing is downloaded. A copy that fails again is counted
+// again.
+func (r *run) relinkStale() error {
+	var stale []*state.File
+	err := r.st.Files(func(f *state.File) error {
+		for _, e := range f.Entries {
+			if e.Stale && saved(f) {
+				stale = append(stale, f)
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range stale {
+		src, _ := r.source(f)
+		if src == nil {
+			continue // no current copy: the next change of the file downloads it
+		}
+		var srcColl *state.Collection
+		for cid, e := range f.Entries {
+			if e == src {
+				srcColl = r.colls[cid]
+			}
+		}
+		rec := record(&catalog.Item{FileID: f.ID, OwnerID: f.OwnerID}, f)
+		cids := make([]int64, 0, len(rec.Entries))
+		for cid, e := range rec.Entries {
+			if e.Stale && !e.Deleted && r.colls[cid] != nil {
+				cids = append(cids, cid)
+			}
+		}
+		sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
+		for _, cid := range cids {
+			if err := r.relink(rec, srcColl, cid); err != nil {
+				if err := r.diskError(err); isDirError(err) {
+					return err
+				}
+				r.relinkFailed(rec, cid, err)
+			}
+		}
+		if err := r.commit([]*state.File{rec}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// source finds a current saved copy of the file whose parts exist on disk.
 func (r *run) source(sf *state.File) (*state.Entry, string) {
 	for cid, e := range sf.Entries {
 		c := r.colls[cid]
-		if c == nil || !r.partsExist(c, e) {
+		if c == nil || e.Stale || !r.partsExist(c, e) {
 			continue
 		}
 		if dir, err := r.albumDir(c); err == nil {

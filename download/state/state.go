@@ -182,6 +182,10 @@ type Entry struct {
 	// Copy: the parts were copied from another album's, not hard-linked
 	// (the file system could not link).
 	Copy bool `json:"copy,omitempty"`
+	// Stale: the copy still holds older content than the file's record
+	// (refreshing it from another album's copy failed); each run tries
+	// again, and nothing links to it meanwhile.
+	Stale bool `json:"stale,omitempty"`
 	// Meta is what this album's copy and sidecar reflect; each album's copy
 	// is brought up to date when that album's diff reports the edit.
 	Meta Meta `json:"meta"`
