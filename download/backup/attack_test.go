@@ -63,6 +63,18 @@ func TestASwapOfTwoNamesKeepsBothFiles(t *testing.T) {
 	x.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "x.jpg" })
 	e.mustRun()
 	e.everyCopyIsItsOwn(x, y)
+
+	// One file renamed to the name the other has, alone, then with new
+	// content too: it gets a free name, the other stays.
+	x.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "y.jpg" })
+	e.mustRun()
+	e.everyCopyIsItsOwn(x, y)
+	e.same("A/y.jpg", y.Plaintext())
+	y.Reupload([]byte("y two"))
+	y.Edit(func(s *enteapitest.FileSpec) { s.EditedName = "y_1.jpg" })
+	e.mustRun()
+	e.everyCopyIsItsOwn(x, y)
+	e.same("A/y_1.jpg", x.Plaintext())
 }
 
 // A saved file whose title is another's sidecar name is a file, not a
