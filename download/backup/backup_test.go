@@ -57,6 +57,7 @@ func (e *env) options() Options {
 		Email:  e.u.Email,
 		Policy: p,
 		Views:  e.views,
+		Now:    func() time.Time { return pruneDay }, // album dates never depend on the wall clock
 		Events: func(ev Event) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
