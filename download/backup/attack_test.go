@@ -163,7 +163,7 @@ func TestTheUsersOwnSidecarsAreNeverTouched(t *testing.T) {
 // once, and an older entry of it never counts: the latest updationTime
 // wins, so a stale deletion beside the live entry prunes nothing.
 func TestAFileListedTwiceIsSavedOnce(t *testing.T) {
-	for _, order := range []string{"stale first", "stale last", "exact copy"} {
+	for _, order := range []string{"stale first", "stale last", "exact copy", "same time, deletion first", "same time, deletion last"} {
 		t.Run(order, func(t *testing.T) {
 			e := newEnv(t)
 			e.views = allViews()
@@ -183,7 +183,10 @@ func TestAFileListedTwiceIsSavedOnce(t *testing.T) {
 						dup.IsDeleted, dup.UpdationTime = true, f.UpdationTime-1
 						dup.EncryptedKey, dup.KeyDecryptionNonce = apiclient.B64(nil), apiclient.B64(nil)
 					}
-					if order == "stale first" {
+					if strings.HasPrefix(order, "same time") {
+						dup.UpdationTime = f.UpdationTime // a tie: the live entry wins
+					}
+					if order == "stale first" || order == "same time, deletion first" {
 						out = append(out, dup, f)
 					} else {
 						out = append(out, f, dup)
@@ -424,4 +427,23 @@ func TestAFailedRelinkIsCountedAndRetried(t *testing.T) {
 	assert.Equal(t, downloads, e.downloads(), "nothing downloaded again")
 	sum = e.mustRun()
 	assert.Zero(t, sum.Failed)
+}
+
+// A .meta JSON that names another file's id, at the name of a pruned
+// copy's sidecar, is not quak's: it stays where it is.
+func TestPruneLeavesAnotherFilesMetaJSON(t *testing.T) {
+	e := newEnv(t)
+	e.views = Views{Sidecars: sidecars.None, Zone: est}
+	a := e.u.AddAlbum("A")
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	e.mustRun()
+	other := []byte(`{"info":{"id":1,"fileNames":["x.jpg"]}}`)
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "A", ".meta", "x.jpg.json"), other, 0o644))
+	x.Trash()
+	sum, err := e.prune(100)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Pruned)
+	assert.True(t, e.exists(trashToday+"/A/x.jpg"))
+	e.same("A/.meta/x.jpg.json", other)
+	assert.False(t, e.exists(trashToday+"/A/.meta/x.jpg.json"))
 }
