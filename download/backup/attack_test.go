@@ -421,6 +421,7 @@ func TestAFailedRelinkIsCountedAndRetried(t *testing.T) {
 	assert.Equal(t, x.ID, sum.Failures[0].FileID)
 	assert.Equal(t, "B", sum.Failures[0].Album)
 	assert.Contains(t, sum.Failures[0].Error, "x.jpg")
+	assert.Equal(t, map[string]int{sum.Failures[0].Reason: 1}, sum.Reasons, "its reason is counted with the others")
 	e.same("A/x.jpg", []byte("version two"))
 	e.same("By date/2024/06/x.jpg", []byte("version two"))
 	downloads := e.downloads()
