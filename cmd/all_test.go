@@ -169,7 +169,7 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 // The exit code of an --all run is the worst of its runs' codes in the
 // order README gives.
 func TestWorseOrder(t *testing.T) {
-	order := []int{exitTerminated, exitInterrupt, exitFatal, exitUnusableDir, exitLogin, exitLocked, exitStale, exitPartial, exitOK}
+	order := []int{exitTerminated, exitInterrupt, exitFatal, exitUnusableDir, exitLogin, exitTempFail, exitLocked, exitStale, exitPartial, exitOK}
 	for i, a := range order {
 		for j, b := range order {
 			want := a
@@ -179,9 +179,11 @@ func TestWorseOrder(t *testing.T) {
 			assert.Equal(t, want, worse(a, b), "worse(%d, %d)", a, b)
 		}
 	}
-	assert.Equal(t, 75, worse(exitUnusableDir, 75), "a code quak does not list counts as fatal")
-	assert.Equal(t, exitInterrupt, worse(75, exitInterrupt))
-	assert.Equal(t, exitFatal, worse(exitFatal, 75), "between codes as bad, the first stays")
+	assert.Equal(t, 77, worse(exitUnusableDir, 77), "a code quak does not list counts as fatal")
+	assert.Equal(t, exitInterrupt, worse(77, exitInterrupt))
+	assert.Equal(t, exitFatal, worse(exitFatal, 77), "between codes as bad, the first stays")
+	assert.Equal(t, exitLogin, worse(exitTempFail, exitLogin), "a session to renew outranks a server that was away")
+	assert.Equal(t, exitTempFail, worse(exitLocked, exitTempFail), "a server that was away outranks a lock held")
 }
 
 // A folder another run holds is reported locked; the others still run.

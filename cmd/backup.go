@@ -111,7 +111,7 @@ and DIR remembers it (with --init or --account), so later runs need not say
 it. --all backs up every folder recorded that way, one after another, each
 with its account's session and its own lock: one folder's failure never
 stops the others, one health-check ping covers the whole run, and the exit
-code is the worst of theirs in the order 130/143, 1, 5, 3, 4, 2, 0.
+code is the worst of theirs in the order 130/143, 1, 5, 3, 75, 4, 2, 0.
 
 Exit codes:
   0  everything saved
@@ -119,6 +119,9 @@ Exit codes:
   3  not logged in, or the session was rejected: run quak login
   4  another quak run holds DIR's lock
   5  DIR is unusable: missing, not writable, or the backup of another account
+  75 the server or its object store could not be reached (refused, or
+     several files in a row could not connect): the run stopped at once,
+     files not tried are not failed; try again later
   1  any other fatal error
   130/143  interrupted by Ctrl-C / SIGTERM`,
 		Args: o.multi.args("backup"),

@@ -96,8 +96,9 @@ folder, verifying every file against Ente's hash before giving it its name.
 Exit codes, for every command: 0 success; 1 fatal error; 2 some files
 failed; 3 not logged in or session rejected; 4 another quak holds the
 folder's lock; 5 backup folder unusable; 6 (status) no successful run
-within --max-age; 64 bad command line; 130/143 interrupted. With --all,
-the worst of the folders' codes: 130/143, 1, 5, 3, 4, 6, 2, 0.`,
+within --max-age; 64 bad command line; 75 the server could not be
+reached, try again later; 130/143 interrupted. With --all, the worst of
+the folders' codes: 130/143, 1, 5, 3, 75, 4, 6, 2, 0.`,
 		Version:       quakVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -149,6 +150,7 @@ func exitCodeFor(err error) int {
 	var pe *partialError
 	var qe *problemsError
 	var de *backup.DirError
+	var ur *backup.UnreachableError
 	switch {
 	case err == nil:
 		return exitOK
@@ -164,6 +166,8 @@ func exitCodeFor(err error) int {
 		return exitUsage
 	case errors.Is(err, errs.ErrNotLoggedIn):
 		return exitLogin
+	case errors.As(err, &ur):
+		return exitTempFail
 	}
 	var sc *statusError
 	if errors.As(err, &sc) {
@@ -182,6 +186,8 @@ func hintFor(err error, code int) string {
 		return "run `quak --help`"
 	case code == exitLogin:
 		return "run `quak login`"
+	case code == exitTempFail:
+		return "try again later; nothing needs fixing if the server comes back"
 	case errors.Is(err, account.ErrWrongPassword):
 		return "check the password; quak never retries a login by itself"
 	case errors.As(err, &ae) && ae.Status == 429:

@@ -52,7 +52,7 @@ A monitor runs it and alerts on the exit code:
 When several apply, the first in the order 5, 3, 6, 2 is the code.
 --all reports on every folder recorded with quak backup --account, each
 checked with its own account's session, and exits with the worst code in the
-order 1, 5, 3, 4, 6, 2, 0.`,
+order 1, 5, 3, 75, 4, 6, 2, 0.`,
 		Args: o.multi.args("status"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.multi.all {

@@ -158,11 +158,13 @@ type run struct {
 	viewsFull   bool
 	enteConvert bool
 	viewChanges int
+	down        outage // connection failures in a row
 }
 
 // Run backs up the account into o.Dir. The summary is returned even with an
 // error. Errors: *DirError, ErrLocked, errs.ErrNotLoggedIn (the server
-// rejected the session: the run stops at once), context errors, and others;
+// rejected the session: the run stops at once), *UnreachableError (the
+// server could not be reached: the run stops), context errors, and others;
 // files that fail are not errors but are counted in Summary.Failed.
 func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	start := time.Now()
@@ -251,7 +253,8 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		r.fetcher.Save, r.fetcher.SaveAbove = r.saveResume, r.o.ResumeAbove
 	}
 	err = r.sync(ctx, cancel)
-	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) {
+	var ue *UnreachableError
+	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) || errors.As(cause, &ue) {
 		err = cause
 	}
 	if err == nil && o.Prune {
@@ -436,11 +439,12 @@ func sameEndpoint(a, b string) bool {
 }
 
 // fatal reports errors that stop the whole run: a dead session, a
-// cancelled run, and a backup folder that is full or read-only (every
-// further file would fail the same way).
+// cancelled run, a server that cannot be reached, and a backup folder that
+// is full or read-only (every further file would fail the same way).
 func fatal(ctx context.Context, err error) bool {
 	var de *DirError
-	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil || errors.As(err, &de)
+	var ue *UnreachableError
+	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil || errors.As(err, &de) || errors.As(err, &ue)
 }
 
 // diskError turns a full or read-only file system into the *DirError that

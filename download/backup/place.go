@@ -39,6 +39,9 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 		t.Hash = "" // checked per part after unzipping
 	}
 	p, err := r.fetcher.Fetch(ctx, t, r.tmp)
+	if uerr := r.down.observe(ctx, err); uerr != nil {
+		return nil, uerr
+	}
 	if err != nil {
 		return failed(err)
 	}

@@ -40,6 +40,9 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 		list, err = r.o.Client.Collections(ctx, 0)
 		return err
 	})
+	if retry.Unreachable(err) && ctx.Err() == nil {
+		return &UnreachableError{InARow: 1, Err: err} // nothing can be done without the listing
+	}
 	if err != nil {
 		return fmt.Errorf("listing albums: %w", err)
 	}
@@ -126,6 +129,13 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 			page, err = r.o.Client.Diff(ctx, a.ID, since)
 			return err
 		})
+		// A listing that answers says nothing of the object store, so
+		// only its failures count.
+		if err != nil {
+			if uerr := r.down.observe(ctx, err); uerr != nil {
+				return uerr
+			}
+		}
 		var ae *errs.ApiError
 		if errors.As(err, &ae) && ae.Status == 404 {
 			r.mu.Lock()
