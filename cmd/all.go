@@ -90,7 +90,7 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 			return d.getenv(k)
 		}
 		if jsonOut {
-			fd.stdout = &taggedLines{w: d.stdout, tags: map[string]any{"account": f.Email, "dir": f.Dir}}
+			fd.stdout = &taggedLines{w: jsonWriter(d.stdout), tags: map[string]any{"account": f.Email, "dir": f.Dir}}
 		}
 		fmt.Fprintf(human, "== %s on %s: %s\n", f.Email, f.Endpoint, f.Dir)
 		err := run(fd, f)
@@ -177,7 +177,7 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	}
 	lines = append(lines, fmt.Sprintf("Total for %d of %d folders: %s; exit code %d", len(runs), len(folders), summaryLine(total), code))
 	fmt.Fprintln(human, "== every account")
-	lf, lerr := openLogFile(d, o.logFile)
+	lf, lerr := openLogFile(d, d.g.logFile)
 	for _, l := range lines {
 		fmt.Fprintln(human, l)
 		if lerr == nil {

@@ -23,7 +23,6 @@ type backupOpts struct {
 	concurrency int
 	attempts    int
 	json        bool
-	logFile     string
 	healthURL   string
 	verify      bool
 	init        bool
@@ -137,7 +136,6 @@ Exit codes:
 	f.IntVar(&o.concurrency, "concurrency", 4, "files to download at once")
 	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
-	f.StringVar(&o.logFile, "log-file", "", "also append the human lines, timestamped, to this file")
 	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); default $QUAK_HEALTHCHECK_URL")
 	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
 	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
@@ -177,7 +175,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	if o.json {
 		jl = newJSONLines(d)
 	}
-	lf, err := openLogFile(d, o.logFile)
+	lf, err := openLogFile(d, d.g.logFile)
 	if err != nil {
 		return err
 	}

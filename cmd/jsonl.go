@@ -22,7 +22,7 @@ func newJSONLines(d deps) *jsonLines {
 	if now == nil {
 		now = time.Now
 	}
-	return &jsonLines{w: d.stdout, now: now}
+	return &jsonLines{w: jsonWriter(d.stdout), now: now}
 }
 
 func (j *jsonLines) write(typ string, fields map[string]any) {

@@ -119,6 +119,7 @@ func TestServerGoneExits75AndNextRunCompletes(t *testing.T) {
 	assert.Contains(t, errOut, "cannot be reached")
 	assert.Contains(t, errOut, "connection refused")
 	assert.NotContains(t, errOut, "failed:", "no file is reported failed")
+	assert.NotContains(t, errOut, "retrying", "retries are for --verbose")
 	assert.Contains(t, out, "0 failed")
 	last, err := readRecord(filepath.Join(dir, ".quak", "last-run.json"))
 	require.NoError(t, err)

@@ -26,13 +26,19 @@ type printer struct {
 	files int
 	done  int
 	total int64
-	// dryRun prints every decision, since nothing else shows them.
-	dryRun bool
+	// dryRun prints every decision, since nothing else shows them;
+	// verbose (-v) too, and every retry.
+	dryRun  bool
+	verbose bool
 }
 
 func newPrinter(d deps, json *jsonLines, log *logFile) *printer {
 	p := &printer{d: d, json: json, log: log}
-	if d.stderrIsTerminal {
+	quiet := false
+	if d.g != nil {
+		p.verbose, quiet = d.g.verbose, d.g.quiet
+	}
+	if d.stderrIsTerminal && !quiet {
 		p.bar = progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(d.stderr),
 			progressbar.OptionShowBytes(true),
@@ -124,7 +130,7 @@ func (p *printer) event(e backup.Event) {
 	if p.json != nil {
 		p.jsonEvent(e)
 	}
-	if p.dryRun {
+	if p.dryRun || p.verbose {
 		p.dryLine(e)
 	}
 	switch e.Kind {
@@ -152,7 +158,9 @@ func (p *printer) event(e backup.Event) {
 	case backup.AlbumFailed:
 		p.line("album %s (%d) could not be read: %v", orUnknown(e.Album), e.CollectionID, e.Err)
 	case backup.Retrying:
-		p.line("attempt %d failed, retrying in %s: %v", e.Attempt, e.Delay.Round(100*time.Millisecond), e.Err)
+		if p.verbose {
+			p.line("attempt %d failed, retrying in %s: %v", e.Attempt, e.Delay.Round(100*time.Millisecond), e.Err)
+		}
 	case backup.AlbumDeleted:
 		p.line("album deleted on the server, folder kept: %s", e.Path)
 	case backup.FilePruned:
@@ -182,23 +190,23 @@ func (p *printer) verb(done, would string) string {
 	return done
 }
 
-// dryLine names what a real run would do.
+// dryLine names what a real run would do, or (-v) did.
 func (p *printer) dryLine(e backup.Event) {
 	switch e.Kind {
 	case backup.FileSaved:
-		p.line("would download: %s (%s)", e.Path, humanBytes(e.Bytes))
+		p.line("%s: %s (%s)", p.verb("downloaded", "would download"), e.Path, humanBytes(e.Bytes))
 	case backup.FileLinked:
-		p.line("would link: %s", e.Path)
+		p.line("%s: %s", p.verb("linked", "would link"), e.Path)
 	case backup.FileAdopted:
-		p.line("would adopt: %s", e.Path)
+		p.line("%s: %s", p.verb("adopted", "would adopt"), e.Path)
 	case backup.MetadataUpdated:
-		p.line("would update the metadata of: %s", e.Path)
+		p.line("%s: %s", p.verb("updated the metadata of", "would update the metadata of"), e.Path)
 	case backup.FileRenamed:
-		p.line("would rename to: %s", e.Path)
+		p.line("%s: %s", p.verb("renamed to", "would rename to"), e.Path)
 	case backup.DeletedOnServer:
 		p.line("deleted on the server (kept): %s", e.Path)
 	case backup.AlbumRenamed:
-		p.line("would move the album folder to: %s", e.Path)
+		p.line("%s: %s", p.verb("moved the album folder to", "would move the album folder to"), e.Path)
 	case backup.FileSkipped:
 		p.line("left out by the filters: %s / %s", e.Album, orUnknown(e.Title))
 	}

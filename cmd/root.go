@@ -45,6 +45,8 @@ type deps struct {
 	healthTransport http.RoundTripper
 	// freeSpace reports a folder's free bytes (nil: statfs).
 	freeSpace func(string) (int64, error)
+	// g holds the global flags once parsed (never nil under run).
+	g *globalFlags
 }
 
 // Main runs quak with the process's arguments, streams and environment, and
@@ -80,10 +82,35 @@ func Main() int {
 
 // run executes one command line and turns its outcome into an exit code.
 func run(ctx context.Context, d deps, args []string) int {
+	g := &globalFlags{}
+	out := &humanOut{real: d.stdout, g: g}
+	errw := &humanOut{real: d.stderr, g: g}
+	d.g, d.stdout, d.stderr = g, out, errw
 	root := newRootCmd(d)
 	root.SetArgs(args)
+	var stopLog func()
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if err := g.check(); err != nil {
+			return err
+		}
+		if c.Name() == "backup" {
+			return nil // backup logs its own lines
+		}
+		var err error
+		stopLog, err = startLog(d, out, errw)
+		return err
+	}
 	err := root.ExecuteContext(ctx)
-	return report(d.stderr, err)
+	// What --quiet held back is shown when the command failed, before
+	// the error.
+	out.release(err != nil)
+	errw.release(err != nil)
+	g.quiet = false
+	code := report(errw, err)
+	if stopLog != nil {
+		stopLog()
+	}
+	return code
 }
 
 func newRootCmd(d deps) *cobra.Command {
@@ -110,6 +137,7 @@ the folders' codes: 130/143, 1, 5, 3, 75, 4, 6, 2, 0.`,
 		},
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
+	d.g.register(root.PersistentFlags())
 	root.SetIn(d.stdin)
 	root.SetOut(d.stdout)
 	root.SetErr(d.stderr)
