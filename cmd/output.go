@@ -103,4 +103,3 @@ func startLog(d deps, outs ...*humanOut) (func(), error) {
 		_ = lf.close()
 	}, nil
 }
-
