@@ -84,7 +84,7 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 		}
 		fd := d
 		fd.getenv = func(k string) string {
-			if k == "QUAK_HEALTHCHECK_URL" {
+			if k == "QUAK_HEALTHCHECK_URL" || k == "QUAK_HEALTHCHECK_URL_FILE" {
 				return "" // --all pings once for the whole run
 			}
 			return d.getenv(k)
@@ -137,7 +137,10 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	if o.json {
 		human = d.stderr
 	}
-	url := firstOf(o.healthURL, d.getenv("QUAK_HEALTHCHECK_URL"))
+	url, err := healthURL(d, o)
+	if err != nil {
+		return err
+	}
 	if o.dryRun {
 		url = ""
 	}
@@ -156,7 +159,7 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	sums := map[string]*backup.Summary{}
 	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f account.Folder) error {
 		fo := *o
-		fo.healthURL = ""
+		fo.healthURL, fo.healthFile = "", ""
 		fo.multi = multiFlags{done: func(s *backup.Summary, _ int) {
 			if s != nil && s.Started {
 				sums[f.Dir] = s

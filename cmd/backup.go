@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,7 @@ type backupOpts struct {
 	attempts    int
 	json        bool
 	healthURL   string
+	healthFile  string
 	verify      bool
 	init        bool
 	noSpace     bool
@@ -136,7 +138,8 @@ Exit codes:
 	f.IntVar(&o.concurrency, "concurrency", 4, "files to download at once")
 	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
-	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); default $QUAK_HEALTHCHECK_URL")
+	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); visible in ps: prefer $QUAK_HEALTHCHECK_URL or --healthcheck-url-file")
+	f.StringVar(&o.healthFile, "healthcheck-url-file", "", "read the health-check URL from this file, not readable by everyone (default $QUAK_HEALTHCHECK_URL_FILE)")
 	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
 	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")
@@ -182,9 +185,9 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	defer func() { _ = lf.close() }()
 	pr := newPrinter(d, jl, lf)
 	pr.dryRun = o.dryRun
-	url := o.healthURL
-	if url == "" {
-		url = d.getenv("QUAK_HEALTHCHECK_URL")
+	url, err := healthURL(d, o)
+	if err != nil {
+		return err
 	}
 	if o.dryRun {
 		url = "" // a preview is not a backup: no ping
@@ -274,6 +277,23 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		return &partialError{files: sum.Failed, albums: sum.AlbumsFailed}
 	}
 	return nil
+}
+
+// healthURL is the health-check URL: --healthcheck-url, else the file
+// --healthcheck-url-file or $QUAK_HEALTHCHECK_URL_FILE names, else
+// $QUAK_HEALTHCHECK_URL; "" for none.
+func healthURL(d deps, o *backupOpts) (string, error) {
+	if o.healthURL != "" {
+		return o.healthURL, nil
+	}
+	if path := firstOf(o.healthFile, d.getenv("QUAK_HEALTHCHECK_URL_FILE")); path != "" {
+		b, err := readSecretFile(path)
+		if err != nil {
+			return "", &usageError{fmt.Errorf("--healthcheck-url-file: %w", err)}
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	return d.getenv("QUAK_HEALTHCHECK_URL"), nil
 }
 
 // spaceCheck is how backup learns the free space, or nil for no check.

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 )
 
@@ -462,4 +464,33 @@ func TestExitCodeNumbers(t *testing.T) {
 	if exitCodeFor(errors.New("x")) != 1 {
 		t.Error("an unclassified error must exit 1")
 	}
+}
+
+// The health-check URL can come from a file or the environment, so it
+// never shows in ps; a file anyone can read is refused.
+func TestHealthURLFromFileOrEnvironment(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10})
+	var log pingLog
+	srv := log.server(t)
+	f := passwordFile(t, srv.URL+"/from-file\n", 0o600)
+	if code, _, errOut := e.run("backup", "--healthcheck-url-file", f, dir); code != exitOK {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	e.vars["QUAK_HEALTHCHECK_URL_FILE"] = f
+	if code, _, errOut := e.run("backup", dir); code != exitOK {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	delete(e.vars, "QUAK_HEALTHCHECK_URL_FILE")
+	e.vars["QUAK_HEALTHCHECK_URL"] = srv.URL + "/from-env"
+	if code, _, errOut := e.run("backup", dir); code != exitOK {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	assert.Equal(t, []string{"GET /from-file/start", "POST /from-file", "GET /from-file/start", "POST /from-file",
+		"GET /from-env/start", "POST /from-env"}, log.pings)
+	open := passwordFile(t, srv.URL+"/x", 0o644)
+	code, _, errOut := e.run("backup", "--healthcheck-url-file", open, dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "readable by everyone")
+	assert.NotContains(t, errOut, srv.URL)
 }
