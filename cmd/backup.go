@@ -202,16 +202,22 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		// Whatever happened, a started run and every refusal end with one
 		// summary and one ping.
 		code := runExitCode(sum, err)
-		pr.finish(sum, code)
+		pr.finish(sum, code, err)
 		if err != nil {
 			lf.line("quak: error: " + err.Error())
 		}
 		var line string
 		switch {
 		case sum != nil && sum.Started:
-			line = summaryLine(sum)
+			line = outcomeFirst(code) + summaryLine(sum)
+			if err != nil {
+				line += "\nerror: " + fmt.Sprint(errText(err))
+			}
 		case err != nil:
-			line = "refused before it started: " + err.Error()
+			line = "REFUSED before it started: " + fmt.Sprint(errText(err))
+			if !o.dryRun {
+				recordRefusal(d, dir, code, err)
+			}
 		}
 		ping.finish(ctx, code, line)
 		if o.multi.done != nil {
@@ -262,7 +268,11 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		FreeSpace:    spaceCheck(d, o.noSpace),
 		Record: func(s *backup.Summary, err error) (any, bool) {
 			code := runExitCode(s, err)
-			return lastRun(a, s, err, code), code == exitOK
+			rec := lastRun(a, s, err, code)
+			rec["metadataOnly"] = o.metaOnly
+			// Only a full backup is a success: not a metadata refresh, nor
+			// a --prune run that refused to prune.
+			return rec, code == exitOK && !o.metaOnly && s.PruneRefused == ""
 		},
 	})
 	if sum != nil && sum.Started && !o.dryRun && (o.multi.account != "" || o.init) {
@@ -277,6 +287,18 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		return &partialError{files: sum.Failed, albums: sum.AlbumsFailed}
 	}
 	return nil
+}
+
+// recordRefusal notes in DIR/.quak/last-refused.json a run refused before
+// it started, so quak status does not go on calling the backup healthy.
+func recordRefusal(d deps, dir string, code int, err error) {
+	now := time.Now
+	if d.now != nil {
+		now = d.now
+	}
+	_ = backup.RecordRefusal(dir, map[string]any{
+		"time": now().UTC().Format(time.RFC3339), "exitCode": code, "error": errText(err), "version": quakVersion(),
+	})
 }
 
 // healthURL is the health-check URL: --healthcheck-url, else the file
@@ -356,6 +378,7 @@ func lastRun(a *account.Account, s *backup.Summary, err error, code int) map[str
 	f["start"] = s.Start.UTC().Format(time.RFC3339)
 	f["end"] = s.Start.Add(s.Duration).UTC().Format(time.RFC3339)
 	f["failures"] = failures
+	f["pruneRefused"] = s.PruneRefused
 	f["totalFiles"] = s.TotalFiles
 	f["totalBytes"] = s.TotalBytes
 	f["version"] = quakVersion()
@@ -366,8 +389,16 @@ func lastRun(a *account.Account, s *backup.Summary, err error, code int) map[str
 type partialError struct{ files, albums int }
 
 func (e *partialError) Error() string {
-	return fmt.Sprintf("%d files and %d albums could not be backed up; the next run retries them first", e.files, e.albums)
+	var what []string
+	if e.files > 0 {
+		what = append(what, plural(e.files, "file"))
+	}
+	if e.albums > 0 {
+		what = append(what, plural(e.albums, "album"))
+	}
+	return strings.Join(what, " and ") + " could not be backed up; the next run retries them first"
 }
+
 
 // openLogFile opens --log-file for appending (created 0600), or returns
 // nil for none.

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"context"
+	"errors"
 	"encoding/json"
 	"io"
 	"sync"
@@ -43,8 +45,11 @@ func (j *jsonLines) write(typ string, fields map[string]any) {
 
 // errText is an error's message for JSON, or nil.
 func errText(err error) any {
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
 	}
 	return err.Error()
 }

@@ -127,6 +127,9 @@ func TestServerGoneExits75AndNextRunCompletes(t *testing.T) {
 	require.NotNil(t, last.Error)
 	assert.Contains(t, *last.Error, "cannot be reached")
 	assert.Empty(t, last.Failures)
+	assert.True(t, strings.HasPrefix(out, "FAILED (exit code 75): "), out)
+	_, lines := statusOf(t, e, dir)
+	assert.Contains(t, lines, "Problem:       the last run ended failed (exit code 75): the server cannot be reached")
 
 	proxy.restart()
 	code, _, errOut = e.run("backup", "--concurrency", "1", dir)

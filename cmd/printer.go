@@ -235,14 +235,15 @@ func orUnknown(s string) string {
 
 // finish ends the bar and prints the summary of a run that started; a run
 // refused before it started (missing folder, lock held, no session) has no
-// summary, only its error. code is the exit code the run ends with.
-func (p *printer) finish(s *backup.Summary, code int) {
+// summary, only its error. code and err are how the run ends.
+func (p *printer) finish(s *backup.Summary, code int, err error) {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
 	if p.json != nil {
 		f := summaryFields(s, code)
 		f["dryRun"] = p.dryRun
+		f["error"] = errText(err)
 		p.json.write("summary", f)
 	}
 	if s == nil || !s.Started {
@@ -252,9 +253,9 @@ func (p *printer) finish(s *backup.Summary, code int) {
 	if p.json != nil {
 		out = p.d.stderr
 	}
-	line := summaryLine(s)
+	line := outcomeFirst(code) + summaryLine(s)
 	if p.dryRun {
-		line = "Dry run, nothing written; a real run would make: " + line
+		line = outcomeFirst(code) + "Dry run, nothing written; a real run would make: " + summaryLine(s)
 	}
 	fmt.Fprintln(out, line)
 	p.log.line(line)
@@ -288,6 +289,20 @@ func summaryFields(s *backup.Summary, code int) map[string]any {
 		"failedIDs": failed,
 		"exitCode":  code,
 	}
+}
+
+// outcomeFirst is how a run that did not succeed opens its summary, so
+// the first word a person reads says so; "" for a success.
+func outcomeFirst(code int) string {
+	switch code {
+	case exitOK:
+		return ""
+	case exitPartial:
+		return "INCOMPLETE (exit code 2): "
+	case exitInterrupt, exitTerminated:
+		return fmt.Sprintf("INTERRUPTED (exit code %d): ", code)
+	}
+	return fmt.Sprintf("FAILED (exit code %d): ", code)
 }
 
 func summaryLine(s *backup.Summary) string {

@@ -213,7 +213,7 @@ func TestLogFile(t *testing.T) {
 		t.Fatalf("two runs of failure, summary and error lines, appended: %q", b)
 	}
 	for _, l := range lines {
-		if !strings.HasPrefix(l, "2026-03-04T05:06:07Z quak: ") && !strings.HasPrefix(l, "2026-03-04T05:06:07Z 0 new") {
+		if !strings.HasPrefix(l, "2026-03-04T05:06:07Z quak: ") && !strings.HasPrefix(l, "2026-03-04T05:06:07Z INCOMPLETE (exit code 2): 0 new") {
 			t.Fatalf("untimestamped line %q", l)
 		}
 	}
@@ -330,8 +330,9 @@ func TestHealthPings(t *testing.T) {
 	if strings.Join(log.pings, "|") != strings.Join(want, "|") {
 		t.Fatalf("pings %v, want %v", log.pings, want)
 	}
-	if !strings.HasPrefix(log.bodies[1], "exit code 0\n1 new") || !strings.HasPrefix(log.bodies[3], "exit code 2\n") ||
-		!strings.Contains(log.bodies[5], "refused before it started") {
+	if !strings.HasPrefix(log.bodies[1], "exit code 0\n1 new") || !strings.HasPrefix(log.bodies[3], "exit code 2\nINCOMPLETE (exit code 2): ") ||
+		!strings.Contains(log.bodies[3], "\nerror: 1 file could not be backed up") ||
+		!strings.HasPrefix(log.bodies[5], "exit code 5\nREFUSED before it started: backup folder") {
 		t.Fatalf("bodies %q", log.bodies)
 	}
 	tok := sessionToken(t, e)

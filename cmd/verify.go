@@ -107,7 +107,7 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 		for _, k := range kinds {
 			n += sum.Problems[k]
 		}
-		return &problemsError{fmt.Sprintf("%d problems found in the backup", n)}
+		return &problemsError{plural(n, "problem") + " found in the backup"}
 	}
 	return nil
 }

@@ -97,7 +97,23 @@ type Options struct {
 const (
 	LastRunFile     = "last-run.json"
 	LastSuccessFile = "last-success.json"
+	// LastRefusedFile records the last run refused before it started
+	// (lock held, session unusable), which wrote no last-run.json.
+	LastRefusedFile = "last-refused.json"
 )
+
+// RecordRefusal writes v to DIR/.quak/last-refused.json, when DIR already
+// holds a backup (a missing DIR is not created).
+func RecordRefusal(dir string, v any) error {
+	q := filepath.Join(dir, StateDir)
+	if fi, err := os.Stat(q); err != nil || !fi.IsDir() {
+		return err
+	}
+	if err := writeJSON(q, filepath.Join(q, LastRefusedFile), v); err != nil {
+		return err
+	}
+	return download.SyncDir(q)
+}
 
 // ErrLocked reports that another quak run holds the folder's lock.
 var ErrLocked = errors.New("another quak run is backing up this folder")
@@ -283,7 +299,15 @@ func (r *run) record(runErr error) error {
 		return nil
 	}
 	v, ok := r.o.Record(&r.sum, runErr)
-	if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, LastRunFile), v); err != nil {
+	last := filepath.Join(r.dir, StateDir, LastRunFile)
+	if err := writeJSON(r.tmp, last, v); err != nil {
+		// The previous record must not go on saying how an older run
+		// went: quak status reports the missing record instead.
+		_ = os.Remove(last)
+		return fmt.Errorf("recording the run: %w", err)
+	}
+	// This run's record supersedes any refusal before it.
+	if err := os.Remove(filepath.Join(r.dir, StateDir, LastRefusedFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("recording the run: %w", err)
 	}
 	if ok {

@@ -147,3 +147,19 @@ func TestServerGoneBeforeTheListing(t *testing.T) {
 	assert.True(t, errors.Is(err, err))
 	assert.Equal(t, 0, sum.Failed)
 }
+
+// A run that cannot write last-run.json leaves none behind: the previous
+// run's record must not go on speaking for it.
+func TestUnwritableRecordRemovesThePreviousOne(t *testing.T) {
+	e := newEnv(t)
+	e.tenFiles()
+	o := e.options()
+	o.Record = func(*Summary, error) (any, bool) { return map[string]any{"outcome": "ok"}, true }
+	_, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	require.FileExists(t, e.dir+"/.quak/"+LastRunFile)
+	o.Record = func(*Summary, error) (any, bool) { return map[string]any{"bad": make(chan int)}, false }
+	_, err = Run(context.Background(), o)
+	require.ErrorContains(t, err, "recording the run")
+	assert.NoFileExists(t, e.dir+"/.quak/"+LastRunFile)
+}

@@ -1,0 +1,132 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/backup"
+)
+
+// statusOf runs quak status --offline and returns its code and Problem lines.
+func statusOf(t *testing.T, e *env, dir string) (int, string) {
+	t.Helper()
+	code, out, errOut := e.run("status", "--offline", dir)
+	var problems []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Problem:") || strings.HasPrefix(l, "Status:") {
+			problems = append(problems, l)
+		}
+	}
+	return code, strings.Join(problems, "\n") + errOut
+}
+
+// quak status is never "healthy" when the last run did not fully back up,
+// whatever the reason, and says the reason.
+func TestStatusNeverHealthyAfterALesserRun(t *testing.T) {
+	setup := func(t *testing.T) (*env, *enteapitest.Server, *enteapitest.User, string) {
+		e, s, u, dir := loggedIn(t)
+		u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+		require.Equal(t, exitOK, first(e.run("backup", dir)))
+		code, lines := statusOf(t, e, dir)
+		require.Equal(t, exitOK, code, lines)
+		require.Contains(t, lines, "Status:        healthy")
+		return e, s, u, dir
+	}
+	t.Run("refused: lock held", func(t *testing.T) {
+		e, _, _, dir := setup(t)
+		release := holdLock(t, dir)
+		require.Equal(t, exitLocked, first(e.run("backup", dir)))
+		release()
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitPartial, code)
+		assert.Contains(t, lines, "Problem:       the last run, at ")
+		assert.Contains(t, lines, "was refused before it started (exit code 4): another quak run")
+		require.Equal(t, exitOK, first(e.run("backup", dir)))
+		code, lines = statusOf(t, e, dir)
+		assert.Equal(t, exitOK, code, "a later run that succeeds clears it: %s", lines)
+	})
+	t.Run("refused: session too open", func(t *testing.T) {
+		e, _, _, dir := setup(t)
+		require.NoError(t, os.Chmod(e.sessionFile(), 0o644))
+		require.NotEqual(t, exitOK, first(e.run("backup", dir)))
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitPartial, code)
+		assert.Contains(t, lines, "was refused before it started")
+	})
+	t.Run("metadata only", func(t *testing.T) {
+		e, _, _, dir := setup(t)
+		require.Equal(t, exitOK, first(e.run("backup", "--metadata-only", dir)))
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitPartial, code)
+		assert.Contains(t, lines, "the last run was --metadata-only")
+	})
+	t.Run("prune refused", func(t *testing.T) {
+		e, _, u, dir := setup(t)
+		a := u.AddAlbum("B")
+		f1 := a.AddFile(enteapitest.FileSpec{Title: "1.jpg", Size: 10, Seed: 2})
+		f2 := a.AddFile(enteapitest.FileSpec{Title: "2.jpg", Size: 10, Seed: 3})
+		require.Equal(t, exitOK, first(e.run("backup", dir)))
+		a.Remove(f1)
+		a.Remove(f2)
+		require.Equal(t, exitOK, first(e.run("backup", "--prune", "--max-delete", "1", dir)))
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitPartial, code)
+		assert.Contains(t, lines, "the last run's --prune was refused")
+	})
+	t.Run("clock skew", func(t *testing.T) {
+		e, _, _, dir := setup(t)
+		e.now = func() time.Time { return time.Now().Add(-48 * time.Hour) }
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitStale, code)
+		assert.Contains(t, lines, "clock skew")
+	})
+	t.Run("state database damaged", func(t *testing.T) {
+		e, _, _, dir := setup(t)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ".quak", "state.db"), []byte(strings.Repeat("x", 8192)), 0o600))
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitPartial, code)
+		assert.Contains(t, lines, "the state database does not open")
+	})
+	t.Run("album not listed", func(t *testing.T) {
+		e, s, u, dir := setup(t)
+		a := u.AddAlbum("C")
+		a.AddFile(enteapitest.FileSpec{Title: "c.jpg", Size: 10, Seed: 4})
+		s.Inject("GET /collections/v2/diff", enteapitest.Repeat(enteapitest.Status(500), 8)...)
+		require.Equal(t, exitPartial, first(e.run("backup", dir)))
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitPartial, code)
+		assert.Contains(t, lines, "1 albums could not be listed")
+	})
+	t.Run("record missing", func(t *testing.T) {
+		e, _, _, dir := setup(t)
+		require.NoError(t, os.Remove(filepath.Join(dir, ".quak", backup.LastRunFile)))
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitPartial, code)
+		assert.Contains(t, lines, "could not record how it went")
+		release := holdLock(t, dir)
+		defer release()
+		code, lines = statusOf(t, e, dir)
+		assert.Equal(t, exitStale, code)
+		assert.Contains(t, lines, "in progress")
+	})
+}
+
+// The Problem line carries the reason the last run failed.
+func TestStatusProblemNamesTheError(t *testing.T) {
+	e, s, u, dir := loggedIn(t)
+	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	s.Inject("GET /collections/v2", enteapitest.Repeat(enteapitest.StatusBody(400, `{"code":"BAD","message":"nope"}`), 8)...)
+	require.Equal(t, exitFatal, first(e.run("backup", dir)))
+	code, lines := statusOf(t, e, dir)
+	assert.Equal(t, exitStale, code)
+	assert.Contains(t, lines, "Problem:       the last run ended failed (exit code 1): listing albums: ")
+}
+
+func first(code int, _, _ string) int { return code }
