@@ -399,7 +399,6 @@ func (e *partialError) Error() string {
 	return strings.Join(what, " and ") + " could not be backed up; the next run retries them first"
 }
 
-
 // openLogFile opens --log-file for appending (created 0600), or returns
 // nil for none.
 func openLogFile(d deps, path string) (*logFile, error) {
