@@ -214,6 +214,8 @@ func addSummary(t, s *backup.Summary) {
 	t.AlbumsDeleted += s.AlbumsDeleted
 	t.AlbumsFailed += s.AlbumsFailed
 	t.Skipped += s.Skipped
+	t.LeftOut += s.LeftOut
+	t.AlbumsLeftOut += s.AlbumsLeftOut
 	t.Pruned += s.Pruned
 	t.Restored += s.Restored
 	t.Bytes += s.Bytes

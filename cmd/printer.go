@@ -281,7 +281,7 @@ func summaryFields(s *backup.Summary, code int) map[string]any {
 			"new": s.New, "linked": s.Linked, "adopted": s.Adopted, "metadata": s.Updated, "unchanged": s.Unchanged,
 			"failed": s.Failed, "hashMismatches": s.HashMismatches, "deletedOnServer": s.DeletedOnServer,
 			"albumsDeleted": s.AlbumsDeleted, "albumsFailed": s.AlbumsFailed, "skipped": s.Skipped, "pruned": s.Pruned,
-			"restored": s.Restored,
+			"restored": s.Restored, "leftOut": s.LeftOut, "albumsLeftOut": s.AlbumsLeftOut,
 		},
 		"reasons":   reasons,
 		"bytes":     s.Bytes,
@@ -314,8 +314,11 @@ func summaryLine(s *backup.Summary) string {
 	if s.AlbumsDeleted+s.AlbumsFailed > 0 {
 		line += fmt.Sprintf(", %d albums deleted, %d albums failed", s.AlbumsDeleted, s.AlbumsFailed)
 	}
-	if s.Skipped > 0 {
-		line += fmt.Sprintf(", %d left out by filters", s.Skipped)
+	if n := max(s.Skipped, s.LeftOut); n > 0 || s.AlbumsLeftOut > 0 {
+		line += fmt.Sprintf(", %d left out by filters", n)
+		if s.AlbumsLeftOut > 0 {
+			line += fmt.Sprintf(" (and %s not taken)", plural(s.AlbumsLeftOut, "album"))
+		}
 	}
 	if s.Pruned > 0 {
 		line += fmt.Sprintf(", %d moved to the trash", s.Pruned)

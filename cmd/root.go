@@ -20,6 +20,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/thumbnails"
 )
@@ -179,6 +180,7 @@ func exitCodeFor(err error) int {
 	var qe *problemsError
 	var de *backup.DirError
 	var ur *backup.UnreachableError
+	var nm *filter.NoMatchError
 	switch {
 	case err == nil:
 		return exitOK
@@ -190,7 +192,7 @@ func exitCodeFor(err error) int {
 		return exitLocked
 	case errors.As(err, &de):
 		return exitUnusableDir
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &nm):
 		return exitUsage
 	case errors.Is(err, errs.ErrNotLoggedIn):
 		return exitLogin

@@ -396,6 +396,9 @@ func (r *run) checkAccount() error {
 func (r *run) unchanged() int {
 	n := 0
 	_ = r.st.Files(func(f *state.File) error {
+		if f.Status == state.Skipped {
+			r.sum.LeftOut++
+		}
 		if (f.Status == state.Saved || f.Status == state.HashMismatch) && len(f.Entries) > 0 {
 			r.sum.TotalFiles++
 			r.sum.TotalBytes += plainSize(f.Size)

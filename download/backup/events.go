@@ -71,6 +71,11 @@ type Summary struct {
 	Unchanged       int // files saved earlier and left as they were
 	Failed          int // files not saved (retried first next run)
 	Skipped         int // files the filters left out this run
+	// LeftOut counts the files the filters keep out of the backup, this
+	// run or earlier ones; AlbumsLeftOut, the albums this run's filters
+	// did not take.
+	LeftOut       int
+	AlbumsLeftOut int
 	HashMismatches  int // saved, but not what their metadata claims
 	DeletedOnServer int // entries removed or trashed on the server (local copies kept)
 	AlbumsDeleted   int
