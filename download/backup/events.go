@@ -62,20 +62,20 @@ type Failure struct {
 type Summary struct {
 	// Started is set once the run is past its checks (folder, lock, state):
 	// a run refused before it starts has done nothing worth summarising.
-	Started         bool
-	Start           time.Time
-	New             int // files downloaded
-	Linked          int // album entries made from files already saved
-	Adopted         int // files recognised from an existing export
-	Updated         int // metadata edits applied without downloading
-	Unchanged       int // files saved earlier and left as they were
-	Failed          int // files not saved (retried first next run)
-	Skipped         int // files the filters left out this run
+	Started   bool
+	Start     time.Time
+	New       int // files downloaded
+	Linked    int // album entries made from files already saved
+	Adopted   int // files recognised from an existing export
+	Updated   int // metadata edits applied without downloading
+	Unchanged int // files saved earlier and left as they were
+	Failed    int // files not saved (retried first next run)
+	Skipped   int // files the filters left out this run
 	// LeftOut counts the files the filters keep out of the backup, this
 	// run or earlier ones; AlbumsLeftOut, the albums this run's filters
 	// did not take.
-	LeftOut       int
-	AlbumsLeftOut int
+	LeftOut         int
+	AlbumsLeftOut   int
 	HashMismatches  int // saved, but not what their metadata claims
 	DeletedOnServer int // entries removed or trashed on the server (local copies kept)
 	AlbumsDeleted   int
