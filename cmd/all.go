@@ -215,6 +215,7 @@ func addSummary(t, s *backup.Summary) {
 	t.AlbumsFailed += s.AlbumsFailed
 	t.Skipped += s.Skipped
 	t.LeftOut += s.LeftOut
+	t.LocalRestored += s.LocalRestored
 	t.AlbumsLeftOut += s.AlbumsLeftOut
 	t.Pruned += s.Pruned
 	t.Restored += s.Restored

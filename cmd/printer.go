@@ -77,6 +77,7 @@ var eventTypes = map[backup.Kind]string{
 	backup.WouldPrune:       "would-prune",
 	backup.PruneKept:        "prune-kept",
 	backup.FileRestored:     "restored",
+	backup.LocalRestored:    "restored-local",
 }
 
 // jsonEvent writes e as one JSON object (Progress is not written: the
@@ -175,6 +176,8 @@ func (p *printer) event(e backup.Event) {
 		p.line("not moving %s to the trash: %v", e.Path, e.Err)
 	case backup.FileRestored:
 		p.line("%s from the trash (listed on the server again): %s", p.verb("moved back", "would move back"), e.Path)
+	case backup.LocalRestored:
+		p.line("%s (it was missing or changed here): %s", p.verb("downloaded again", "would download again"), e.Path)
 	case backup.FileWarning:
 		p.line("warning: %s / %s (file %d): %v", e.Album, orUnknown(e.Title), e.FileID, e.Err)
 	case backup.ViewsChanged:
@@ -282,6 +285,7 @@ func summaryFields(s *backup.Summary, code int) map[string]any {
 			"failed": s.Failed, "hashMismatches": s.HashMismatches, "deletedOnServer": s.DeletedOnServer,
 			"albumsDeleted": s.AlbumsDeleted, "albumsFailed": s.AlbumsFailed, "skipped": s.Skipped, "pruned": s.Pruned,
 			"restored": s.Restored, "leftOut": s.LeftOut, "albumsLeftOut": s.AlbumsLeftOut,
+			"restoredLocal": s.LocalRestored,
 		},
 		"reasons":   reasons,
 		"bytes":     s.Bytes,
@@ -325,6 +329,9 @@ func summaryLine(s *backup.Summary) string {
 	}
 	if s.Restored > 0 {
 		line += fmt.Sprintf(", %d moved back from the trash", s.Restored)
+	}
+	if s.LocalRestored > 0 {
+		line += fmt.Sprintf(", %d restored (missing or changed here)", s.LocalRestored)
 	}
 	return line + fmt.Sprintf("; %s in %s", humanBytes(s.Bytes), s.Duration.Round(time.Millisecond))
 }

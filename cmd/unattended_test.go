@@ -428,7 +428,7 @@ func TestVerifyAndBackupVerify(t *testing.T) {
 	if sum["exitCode"] != float64(2) || sum["redownload"].([]any)[0] != float64(f.ID) {
 		t.Fatalf("summary: %v", sum)
 	}
-	if code, out, errOut := e.run("backup", "--verify", dir); code != 0 || !strings.Contains(out, "1 new") {
+	if code, out, errOut := e.run("backup", "--verify", dir); code != 0 || !strings.Contains(out, "1 restored (missing or changed here)") {
 		t.Fatalf("backup --verify: code %d\n%s%s", code, out, errOut)
 	}
 	got, _ := os.ReadFile(p)

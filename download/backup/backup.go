@@ -175,6 +175,9 @@ type run struct {
 	enteConvert bool
 	viewChanges int
 	down        outage // connection failures in a row
+	// restoring holds the saved files being downloaded again because they
+	// were missing or changed on disk.
+	restoring map[int64]bool
 }
 
 // Run backs up the account into o.Dir. The summary is returned even with an
@@ -256,6 +259,17 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	}
 	if err := r.prepareViews(); err != nil {
 		return &r.sum, err
+	}
+	if !o.MetadataOnly {
+		gone, err := r.missingLocally()
+		if err != nil {
+			return &r.sum, err
+		}
+		r.o.Redownload = append(r.o.Redownload, gone...)
+	}
+	r.restoring = map[int64]bool{}
+	for _, id := range r.o.Redownload {
+		r.restoring[id] = true
 	}
 	if err := r.markForRedownload(ctx); err != nil {
 		return &r.sum, err

@@ -31,6 +31,7 @@ const (
 	WouldPrune                       // an album copy a refused --prune would have moved
 	PruneKept                        // --prune left an album copy in place: its deletion is not proven (Err says why)
 	FileRestored                     // a file that came back on the server was moved back from the trash
+	LocalRestored                    // a saved file missing or changed on disk was downloaded again in place
 )
 
 // Event is one thing the backup did or decided. Fields that do not apply
@@ -74,8 +75,11 @@ type Summary struct {
 	// LeftOut counts the files the filters keep out of the backup, this
 	// run or earlier ones; AlbumsLeftOut, the albums this run's filters
 	// did not take.
-	LeftOut         int
-	AlbumsLeftOut   int
+	LeftOut       int
+	AlbumsLeftOut int
+	// LocalRestored counts saved files found missing (or, with verify,
+	// changed) on disk and downloaded again; they are not in New.
+	LocalRestored   int
 	HashMismatches  int // saved, but not what their metadata claims
 	DeletedOnServer int // entries removed or trashed on the server (local copies kept)
 	AlbumsDeleted   int

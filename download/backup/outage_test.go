@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -162,4 +164,34 @@ func TestUnwritableRecordRemovesThePreviousOne(t *testing.T) {
 	_, err = Run(context.Background(), o)
 	require.ErrorContains(t, err, "recording the run")
 	assert.NoFileExists(t, e.dir+"/.quak/"+LastRunFile)
+}
+
+// A saved file deleted from the backup folder comes back on the next run,
+// reported as restored, not as new; so does a whole album folder.
+func TestLocallyDeletedFileIsRestored(t *testing.T) {
+	e := newEnv(t)
+	fs := e.tenFiles()
+	other := e.u.AddAlbum("Other")
+	other.Add(fs[1])
+	e.mustRun()
+	require.NoError(t, os.Remove(filepath.Join(e.dir, "Trip", "00.jpg")))
+	require.NoError(t, os.Remove(filepath.Join(e.dir, "Other", "01.jpg")))
+	before := e.downloads()
+	sum := e.mustRun()
+	assert.Equal(t, 2, sum.LocalRestored)
+	assert.Equal(t, 0, sum.New)
+	assert.Len(t, e.kinds(LocalRestored), 2)
+	assert.Equal(t, 2, e.downloads()-before)
+	e.same("Trip/00.jpg", fs[0].Plaintext())
+	e.same("Other/01.jpg", fs[1].Plaintext())
+	assert.True(t, e.sameInode("Trip/01.jpg", "Other/01.jpg"), "the album copies are one file again")
+
+	require.NoError(t, os.RemoveAll(filepath.Join(e.dir, "Trip")))
+	sum = e.mustRun()
+	assert.Equal(t, 10, sum.LocalRestored)
+	for i, f := range fs {
+		e.same(fmt.Sprintf("Trip/%02d.jpg", i), f.Plaintext())
+	}
+	sum = e.mustRun()
+	assert.Equal(t, 0, sum.LocalRestored, "nothing is missing any more")
 }

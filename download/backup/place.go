@@ -72,7 +72,12 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 		}
 	}
 	r.mu.Lock()
-	r.sum.New++
+	restored := r.restoring[it.FileID]
+	if restored {
+		r.sum.LocalRestored++
+	} else {
+		r.sum.New++
+	}
 	r.sum.Bytes += size
 	r.touched[it.FileID] = true
 	if mismatch {
@@ -83,6 +88,9 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	r.emit(Event{Kind: FileSaved, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path, Bytes: size})
 	if mismatch {
 		r.emit(Event{Kind: HashMismatch, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path})
+	}
+	if restored {
+		r.emit(Event{Kind: LocalRestored, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path})
 	}
 	return rec, nil
 }
