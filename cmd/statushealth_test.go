@@ -130,3 +130,21 @@ func TestStatusProblemNamesTheError(t *testing.T) {
 }
 
 func first(code int, _, _ string) int { return code }
+
+// verify --ignore GLOB keeps more names from being extra; the junk
+// systems drop into folders never is.
+func TestVerifyIgnore(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	require.Equal(t, exitOK, first(e.run("backup", dir)))
+	for _, name := range []string{".DS_Store", "notes.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "A", name), []byte("j"), 0o644))
+	}
+	code, _, errOut := e.run("verify", dir)
+	assert.Equal(t, exitPartial, code)
+	assert.Contains(t, errOut, "extra: A/notes.txt")
+	assert.NotContains(t, errOut, ".DS_Store")
+	code, _, errOut = e.run("verify", "--ignore", "*.txt", dir)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, exitUsage, first(e.run("verify", "--ignore", "[x", dir)))
+}
