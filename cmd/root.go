@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -221,13 +222,29 @@ func hintFor(err error, code int) string {
 	case errors.Is(err, account.ErrWrongPassword):
 		return "check the password; quak never retries a login by itself"
 	case errors.As(err, &ae) && ae.Status == 429:
-		wait := "a minute"
-		if ae.RetryAfter != "" {
-			wait = ae.RetryAfter + " seconds"
-		}
-		return fmt.Sprintf("the server limits login attempts; try again in %s", wait)
+		return rateLimitHint(ae)
 	}
 	return ""
+}
+
+// rateLimitHint says which of museum's login limits err hit and how long
+// to wait; museum sends no Retry-After, so the wait comes from its rules.
+func rateLimitHint(ae *errs.ApiError) string {
+	wait := ""
+	if ae.RetryAfter != "" {
+		wait = " (the server asks for " + ae.RetryAfter + " seconds)"
+	}
+	switch {
+	case ae.Code == "TOO_MANY_UNVERIFIED_SESSIONS":
+		return "the server refuses an 11th login left unfinished within an hour for this account: wait an hour, then log in once" + wait
+	case strings.Contains(ae.Message, "Rate limit"):
+		return "the server allows 10 login requests a minute from one address: wait a minute" + wait
+	case strings.HasPrefix(ae.Path, "/users/two-factor"):
+		return "too many wrong two-factor codes in this login: wait a minute, then start quak login again" + wait
+	case strings.HasPrefix(ae.Path, "/users/ott"), strings.HasPrefix(ae.Path, "/users/verify-email"):
+		return "too many emailed codes or wrong codes for this email: wait an hour, until the codes sent expire" + wait
+	}
+	return "the server limits login attempts: wait an hour before trying again" + wait
 }
 
 // noArgs is cobra.NoArgs with a typed error, so it exits as a usage error.
