@@ -52,3 +52,21 @@ func TestLoginRateLimitsSayWhichAndHowLong(t *testing.T) {
 		assert.Contains(t, errOut, "too many wrong two-factor codes")
 	})
 }
+
+// Logging in again after a session expired, or after logout with a
+// backup folder recorded, goes to the server they recorded, not Ente's.
+func TestLoginAgainReusesTheRecordedEndpoint(t *testing.T) {
+	e, s, u, dir := loggedIn(t)
+	u.RevokeSessions()
+	pw := passwordFile(t, u.Password, 0o600)
+	code, out, errOut := e.run("login", "--email", u.Email, "--password-file", pw)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "Logged in as "+u.Email+" on "+s.URL())
+	assert.Contains(t, errOut, "logging in on "+s.URL())
+
+	assert.Equal(t, exitOK, first(e.run("backup", "--init", "--account", u.Email, dir)))
+	assert.Equal(t, exitOK, first(e.run("logout", "--account", u.Email)))
+	code, out, errOut = e.run("login", "--email", u.Email, "--password-file", pw)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "on "+s.URL())
+}
