@@ -491,6 +491,10 @@ func fatal(ctx context.Context, err error) bool {
 // diskError turns a full or read-only file system into the *DirError that
 // stops the run, and returns other errors as they are.
 func (r *run) diskError(err error) error {
+	var de *DirError
+	if errors.As(err, &de) {
+		return err // already says so: wrapping again would repeat it
+	}
 	for _, e := range []error{syscall.ENOSPC, syscall.EROFS} {
 		if errors.Is(err, e) {
 			return &DirError{Dir: r.o.Dir, Reason: "is full or read-only; the run stopped", Err: err}
