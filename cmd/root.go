@@ -102,13 +102,16 @@ func run(ctx context.Context, d deps, args []string) int {
 		stopLog, err = startLog(d, out, errw)
 		return err
 	}
-	err := root.ExecuteContext(ctx)
+	c, err := root.ExecuteContextC(ctx)
 	// What --quiet held back is shown when the command failed, before
 	// the error.
 	out.release(err != nil)
 	errw.release(err != nil)
 	g.quiet = false
 	code := report(errw, err)
+	if err != nil && jsonAsked(c) && !reportedInJSON(err) {
+		newJSONLines(d).write("error", map[string]any{"error": errText(err), "exitCode": code})
+	}
 	if stopLog != nil {
 		stopLog()
 	}
@@ -131,15 +134,20 @@ the folders' codes: 130/143, 1, 5, 3, 75, 4, 6, 2, 0.`,
 		Version:       quakVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &usageError{fmt.Errorf("unknown command %q", args[0])}
+				msg := fmt.Sprintf("unknown command %q", args[0])
+				if near := c.SuggestionsFor(args[0]); len(near) > 0 {
+					msg += "; did you mean " + strings.Join(near, " or ") + "?"
+				}
+				return &usageError{errors.New(msg)}
 			}
 			return nil
 		},
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	d.g.register(root.PersistentFlags())
+	root.SuggestionsMinimumDistance = 2
 	root.SetIn(d.stdin)
 	root.SetOut(d.stdout)
 	root.SetErr(d.stderr)
@@ -148,6 +156,24 @@ the folders' codes: 130/143, 1, 5, 3, 75, 4, 6, 2, 0.`,
 	})
 	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newAccountsCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newPruneTrashCmd(d), newHelperCmd(d))
 	return root
+}
+
+// jsonAsked reports whether status or verify ran with --json (backup and
+// the helper always end their JSON with a summary of their own).
+func jsonAsked(c *cobra.Command) bool {
+	if c == nil || (c.Name() != "status" && c.Name() != "verify") {
+		return false
+	}
+	on, err := c.Flags().GetBool("json")
+	return err == nil && on
+}
+
+// reportedInJSON reports the errors whose command already said everything
+// in its JSON: an unhealthy status, problems verify found.
+func reportedInJSON(err error) bool {
+	var se *statusError
+	var pe *problemsError
+	return errors.As(err, &se) || errors.As(err, &pe)
 }
 
 // usageError marks a bad command line.

@@ -148,3 +148,21 @@ func TestVerifyIgnore(t *testing.T) {
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, exitUsage, first(e.run("verify", "--ignore", "[x", dir)))
 }
+
+// status --json and verify --json answer an error with a JSON error
+// object, never with nothing on stdout.
+func TestJSONErrorObjects(t *testing.T) {
+	e := newEnv(t)
+	missing := filepath.Join(t.TempDir(), "nope")
+	for _, cmd := range []string{"status", "verify"} {
+		code, out, _ := e.run(cmd, "--json", missing)
+		objs := jsonLinesOf(t, out)
+		require.Len(t, objs, 1, "%s: %q", cmd, out)
+		assert.Equal(t, "error", objs[0]["type"])
+		assert.Equal(t, float64(code), objs[0]["exitCode"])
+		assert.Contains(t, objs[0]["error"], "nope")
+	}
+	code, out, _ := e.run("status", "--json", "--offline", t.TempDir())
+	assert.Equal(t, exitUnusableDir, code)
+	assert.Len(t, jsonLinesOf(t, out), 1)
+}

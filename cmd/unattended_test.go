@@ -351,6 +351,7 @@ func TestHealthPings(t *testing.T) {
 type deadHealth struct {
 	mu        sync.Mutex
 	deadlines []time.Duration
+	at        []time.Time // each request's deadline
 }
 
 func (d *deadHealth) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -362,6 +363,7 @@ func (d *deadHealth) RoundTrip(r *http.Request) (*http.Response, error) {
 	} else {
 		d.deadlines = append(d.deadlines, time.Until(dl))
 	}
+	d.at = append(d.at, dl)
 	return nil, context.DeadlineExceeded
 }
 
@@ -385,6 +387,9 @@ func TestDeadHealthEndpointChangesNothing(t *testing.T) {
 		if d <= 0 || d > 3*time.Second {
 			t.Fatalf("a ping without the timeout as its deadline: %v", d)
 		}
+	}
+	if !dead.at[0].Equal(dead.at[1]) || !dead.at[2].Equal(dead.at[3]) {
+		t.Fatalf("a ping's retry must share its deadline, so a hung endpoint costs one timeout: %v", dead.at)
 	}
 	if !strings.Contains(errOut, "health check ping") || strings.Contains(errOut, "hc.invalid/ping/abc") {
 		t.Fatalf("the warning must say what failed without the ping URL: %q", errOut)
