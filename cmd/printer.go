@@ -26,6 +26,7 @@ type printer struct {
 	files int
 	done  int
 	total int64
+	stop  chan struct{} // ends the bar's redraws
 	// dryRun prints every decision, since nothing else shows them;
 	// verbose (-v) too, and every retry.
 	dryRun  bool
@@ -47,9 +48,33 @@ func newPrinter(d deps, json *jsonLines, log *logFile) *printer {
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetDescription("backing up"),
+			progressbar.OptionUseIECUnits(true), // MiB, as the summary says
 		)
+		p.stop = make(chan struct{})
+		go func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					p.tick()
+				case <-p.stop:
+					return
+				}
+			}
+		}()
 	}
 	return p
+}
+
+// tick redraws the bar, so its rate and time left keep moving while no
+// byte arrives (a stall) instead of showing the last estimate.
+func (p *printer) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil && !p.bar.IsFinished() {
+		_ = p.bar.Add64(0)
+	}
 }
 
 // eventTypes are the JSON names of backup events; README.md documents them.
@@ -240,6 +265,10 @@ func orUnknown(s string) string {
 // refused before it started (missing folder, lock held, no session) has no
 // summary, only its error. code and err are how the run ends.
 func (p *printer) finish(s *backup.Summary, code int, err error) {
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+	}
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}

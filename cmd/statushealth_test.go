@@ -166,3 +166,19 @@ func TestJSONErrorObjects(t *testing.T) {
 	assert.Equal(t, exitUnusableDir, code)
 	assert.Len(t, jsonLinesOf(t, out), 1)
 }
+
+// The bar counts in MiB, as the summary does, and a tick redraws it while
+// no byte arrives.
+func TestBarSpeaksMiB(t *testing.T) {
+	var errb, out strings.Builder
+	d := deps{stdout: &out, stderr: &errb, stderrIsTerminal: true}
+	p := newPrinter(d, nil, nil)
+	p.event(backup.Event{Kind: backup.Planned, Files: 2, Bytes: 3 << 20})
+	p.event(backup.Event{Kind: backup.Progress, Bytes: 1 << 20})
+	p.tick()
+	p.finish(&backup.Summary{Started: true, Bytes: 3 << 20}, exitOK, nil)
+	p.tick() // after the end: nothing, and no panic
+	assert.Contains(t, errb.String(), "MiB")
+	assert.NotContains(t, errb.String(), " MB")
+	assert.Contains(t, out.String(), "3.0 MiB")
+}
