@@ -50,7 +50,8 @@ func newPrinter(d deps, json *jsonLines, log *logFile) *printer {
 			progressbar.OptionSetDescription("backing up"),
 			progressbar.OptionUseIECUnits(true), // MiB, as the summary says
 		)
-		p.stop = make(chan struct{})
+		stop := make(chan struct{})
+		p.stop = stop
 		go func() {
 			t := time.NewTicker(time.Second)
 			defer t.Stop()
@@ -58,7 +59,7 @@ func newPrinter(d deps, json *jsonLines, log *logFile) *printer {
 				select {
 				case <-t.C:
 					p.tick()
-				case <-p.stop:
+				case <-stop:
 					return
 				}
 			}
