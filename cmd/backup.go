@@ -143,7 +143,7 @@ Exit codes:
 	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
 	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")
-	f.BoolVar(&o.dryRun, "dry-run", false, "say everything this run would do, writing nothing (no file, no state, no lock)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "say everything this run would do, writing nothing (no file, no state, no lock; exits 4 while a backup runs)")
 	f.BoolVar(&o.metaOnly, "metadata-only", false, "refresh sidecars, album files, names and mtimes from a full listing; download nothing")
 	f.Int64Var(&o.resumeAbove, "resume-above", backup.DefaultResumeAbove, "bytes: larger downloads keep a resume point every this many bytes, for the next run (-1: never)")
 	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")

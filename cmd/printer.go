@@ -106,12 +106,26 @@ var eventTypes = map[backup.Kind]string{
 	backup.LocalRestored:    "restored-local",
 }
 
+// dryTypes name, in a dry run, the events that would otherwise say
+// something was done.
+var dryTypes = map[backup.Kind]string{
+	backup.FileSaved:       "would-save",
+	backup.FileLinked:      "would-link",
+	backup.FileAdopted:     "would-adopt",
+	backup.MetadataUpdated: "would-update",
+	backup.FileRenamed:     "would-rename",
+	backup.LocalRestored:   "would-restore-local",
+}
+
 // jsonEvent writes e as one JSON object (Progress is not written: the
 // byte counts are in saved events and the summary).
 func (p *printer) jsonEvent(e backup.Event) {
 	typ, ok := eventTypes[e.Kind]
 	if !ok {
 		return
+	}
+	if alt, ok := dryTypes[e.Kind]; ok && p.dryRun {
+		typ = alt // a dry run did none of it
 	}
 	f := map[string]any{}
 	switch e.Kind {
