@@ -1,7 +1,10 @@
 package cmd
 
 import (
+	"context"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,4 +72,43 @@ func TestLoginAgainReusesTheRecordedEndpoint(t *testing.T) {
 	code, out, errOut = e.run("login", "--email", u.Email, "--password-file", pw)
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "on "+s.URL())
+}
+
+// signalOn closes ch the first time its writer sees want.
+type signalOn struct {
+	mu   sync.Mutex
+	want string
+	seen strings.Builder
+	ch   chan struct{}
+}
+
+func (s *signalOn) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen.Write(b)
+	if s.ch != nil && strings.Contains(s.seen.String(), s.want) {
+		close(s.ch)
+		s.ch = nil
+	}
+	return len(b), nil
+}
+
+// Ctrl-C at the password prompt ends login at once, without waiting for
+// Enter, and puts the terminal back.
+func TestCtrlCAtThePasswordPrompt(t *testing.T) {
+	s, u := fakeServer(t, enteapitest.UserOptions{})
+	e := newEnv(t)
+	asked := make(chan struct{})
+	stderr := &signalOn{want: "Password: ", ch: asked}
+	never := make(chan struct{})
+	defer close(never)
+	restored := 0
+	d := deps{stdin: strings.NewReader(""), stdout: io.Discard, stderr: stderr, getenv: func(k string) string { return e.vars[k] },
+		readPassword: func() ([]byte, error) { <-never; return nil, io.EOF },
+		saveTerminal: func() func() { return func() { restored++ } }}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-asked; cancel() }()
+	code := run(ctx, d, []string{"login", "--email", u.Email, "--endpoint", s.URL()})
+	assert.Equal(t, exitInterrupt, code, stderr.seen.String())
+	assert.Equal(t, 1, restored)
 }

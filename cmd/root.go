@@ -35,6 +35,9 @@ type deps struct {
 	getenv func(string) string
 	// readPassword reads a line without echo; nil when stdin is no terminal.
 	readPassword func() ([]byte, error)
+	// saveTerminal, when set, saves the terminal's state and returns what
+	// puts it back.
+	saveTerminal func() (restore func())
 	sleep        func(context.Context, time.Duration) error
 	now          func() time.Time  // nil: time.Now
 	transport    http.RoundTripper // nil: a clone of http.DefaultTransport
@@ -68,6 +71,13 @@ func Main() int {
 	d := deps{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 	if fd := int(os.Stdin.Fd()); term.IsTerminal(fd) {
 		d.readPassword = func() ([]byte, error) { return term.ReadPassword(fd) }
+		d.saveTerminal = func() func() {
+			st, err := term.GetState(fd)
+			if err != nil {
+				return func() {}
+			}
+			return func() { _ = term.Restore(fd, st) }
+		}
 	}
 	d.stderrIsTerminal = term.IsTerminal(int(os.Stderr.Fd()))
 	d.umask = umask()
