@@ -178,7 +178,8 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 		}
 		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", r.folder.Email, r.folder.Dir, r.code, what))
 	}
-	lines = append(lines, fmt.Sprintf("Total for %d of %d folders: %s; exit code %d", len(runs), len(folders), summaryLine(total), code))
+	totalLine := fmt.Sprintf("%sTotal for %d of %d folders: %s; exit code %d", outcomeFirst(code), len(runs), len(folders), summaryLine(total), code)
+	lines = append(lines, totalLine)
 	fmt.Fprintln(human, "== every account")
 	lf, lerr := openLogFile(d, d.g.logFile)
 	for _, l := range lines {
@@ -194,9 +195,11 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 		f := summaryFields(total, code)
 		f["folders"], f["runs"], f["dryRun"] = len(folders), len(runs), o.dryRun
 		f["exitCodes"] = exitCodesOf(runs)
+		f["error"] = errText(err)
 		newJSONLines(d).write("total", f)
 	}
-	ping.finish(ctx, code, strings.Join(lines, "\n"))
+	// The ping's body says how the whole run ended first, then each folder.
+	ping.finish(ctx, code, strings.Join(append([]string{totalLine}, lines[:len(lines)-1]...), "\n"))
 	return err
 }
 

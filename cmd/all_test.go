@@ -109,7 +109,7 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 
 	assert.Equal(t, []string{"GET /p/start", "POST /p/fail"}, log.pings, "one ping for the whole run")
 	body := log.bodies[1]
-	assert.True(t, strings.HasPrefix(body, "exit code 5\n"), body)
+	assert.True(t, strings.HasPrefix(body, "exit code 5\nFAILED (exit code 5): Total for 4 of 4 folders: "), body)
 	for _, want := range []string{"alice@example.org, " + fam.dirs["alice"] + ": exit code 0: 1 new",
 		"bob@example.org, " + fam.dirs["bob"] + ": exit code 5: refused before it started",
 		"carol@example.org, " + fam.dirs["carol"] + ": exit code 3",
@@ -147,6 +147,7 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 	total := ofType(objs, "total")
 	require.Len(t, total, 1)
 	assert.Equal(t, 5.0, total[0]["exitCode"])
+	assert.Contains(t, total[0]["error"], "3 of 4 folders did not fully succeed")
 	assert.Equal(t, float64(len(saved)), total[0]["counts"].(map[string]any)["new"], "the total adds up the runs")
 	assert.Nil(t, total[0]["account"])
 	assert.Equal(t, map[string]any{"corrupt": 1.0}, total[0]["reasons"], "dave's damaged file")
@@ -163,6 +164,9 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 	logged, err := os.ReadFile(logFile)
 	require.NoError(t, err)
 	assert.Contains(t, string(logged), "Total for 4 of 4 folders: ", "the total reaches the log too")
+	code, out, errOut = fam.e.run("backup", "--all", "-q")
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, out+errOut, "-q: a clean --all says nothing")
 	assert.Contains(t, out, "== carol@example.org on "+fam.s.URL()+": "+fam.dirs["carol"])
 }
 
@@ -396,6 +400,6 @@ func TestBackupAllStopsWhenInterrupted(t *testing.T) {
 	_, err := os.Stat(filepath.Join(fam.dirs["bob"], "B", "b.jpg"))
 	assert.True(t, os.IsNotExist(err))
 	assert.Equal(t, []string{"GET /start", "POST /fail"}, log.pings)
-	assert.True(t, strings.HasPrefix(log.bodies[1], "exit code 130\n"), log.bodies[1])
+	assert.True(t, strings.HasPrefix(log.bodies[1], "exit code 130\nINTERRUPTED (exit code 130): Total for 1 of 2 folders"), log.bodies[1])
 	assert.Contains(t, out.String(), "Total for 1 of 2 folders")
 }

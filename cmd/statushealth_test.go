@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,4 +184,11 @@ func TestBarSpeaksMiB(t *testing.T) {
 	assert.Contains(t, errb.String(), "MiB")
 	assert.NotContains(t, errb.String(), " MB")
 	assert.Contains(t, out.String(), "3.0 MiB")
+}
+
+// An interrupted run's error reads "interrupted", never "context canceled".
+func TestInterruptedErrorText(t *testing.T) {
+	assert.Equal(t, "interrupted", errText(fmt.Errorf("listing: %w", context.Canceled)))
+	assert.Nil(t, errText(nil))
+	assert.Equal(t, "x", errText(errors.New("x")))
 }
