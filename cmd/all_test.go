@@ -164,9 +164,9 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 	logged, err := os.ReadFile(logFile)
 	require.NoError(t, err)
 	assert.Contains(t, string(logged), "Total for 4 of 4 folders: ", "the total reaches the log too")
-	code, out, errOut = fam.e.run("backup", "--all", "-q")
-	assert.Equal(t, exitOK, code)
-	assert.Empty(t, out+errOut, "-q: a clean --all says nothing")
+	qcode, qout, qerr := fam.e.run("backup", "--all", "-q")
+	assert.Equal(t, exitOK, qcode)
+	assert.Empty(t, qout+qerr, "-q: a clean --all says nothing")
 	assert.Contains(t, out, "== carol@example.org on "+fam.s.URL()+": "+fam.dirs["carol"])
 }
 
