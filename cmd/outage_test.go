@@ -28,6 +28,7 @@ type tcpProxy struct {
 }
 
 func newTCPProxy(t *testing.T, to string) *tcpProxy {
+	t.Helper()
 	p := &tcpProxy{t: t, to: to, conns: map[net.Conn]bool{}}
 	p.start("127.0.0.1:0")
 	t.Cleanup(p.stop)

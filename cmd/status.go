@@ -241,7 +241,7 @@ func stateProblem(qdir string) *problem {
 	if err != nil {
 		return &problem{exitPartial, "the state database does not open: " + err.Error()}
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if !state.LooksValid(f) {
 		return &problem{exitPartial, "the state database does not open: it is not a quak state database (damaged?)"}
 	}

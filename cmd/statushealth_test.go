@@ -34,6 +34,7 @@ func statusOf(t *testing.T, e *env, dir string) (int, string) {
 // whatever the reason, and says the reason.
 func TestStatusNeverHealthyAfterALesserRun(t *testing.T) {
 	setup := func(t *testing.T) (*env, *enteapitest.Server, *enteapitest.User, string) {
+		t.Helper()
 		e, s, u, dir := loggedIn(t)
 		u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
 		require.Equal(t, exitOK, first(e.run("backup", dir)))

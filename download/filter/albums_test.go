@@ -102,15 +102,15 @@ func TestParseTime(t *testing.T) {
 
 func TestUnmatchedAndNearest(t *testing.T) {
 	albums := map[int64]string{1: "Holidays 2024", 2: "Family", 3: "holiday snaps", 4: "Work"}
-	a := Albums{Include: []string{"Holidays", "fam*", "3", "Wrok", "99"}}
-	if got := a.Unmatched(albums); !reflect.DeepEqual(got, []string{"Holidays", "Wrok", "99"}) {
+	a := Albums{Include: []string{"Holidays", "fam*", "3", "Wrk", "99"}}
+	if got := a.Unmatched(albums); !reflect.DeepEqual(got, []string{"Holidays", "Wrk", "99"}) {
 		t.Fatalf("unmatched %q", got)
 	}
 	names := []string{"Holidays 2024", "Family", "holiday snaps", "Work"}
 	if got := Nearest("Holidays", names, 2); !reflect.DeepEqual(got, []string{"Holidays 2024", "holiday snaps"}) {
 		t.Fatalf("nearest %q", got)
 	}
-	if got := Nearest("Wrok", names, 1); !reflect.DeepEqual(got, []string{"Work"}) {
+	if got := Nearest("Wrk", names, 1); !reflect.DeepEqual(got, []string{"Work"}) {
 		t.Fatalf("nearest %q", got)
 	}
 	msg := (&NoMatchError{Pattern: "Holidays", Nearest: []string{"Holidays 2024"}}).Error()

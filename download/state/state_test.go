@@ -84,7 +84,7 @@ func TestLooksValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if !LooksValid(f) {
 		t.Fatal("a new state database does not look valid")
 	}
