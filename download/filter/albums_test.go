@@ -118,3 +118,21 @@ func TestUnmatchedAndNearest(t *testing.T) {
 		t.Fatal(msg)
 	}
 }
+
+func TestNearestEdges(t *testing.T) {
+	if got := Nearest("x", []string{"bb", "aa", "bb"}, 10); !reflect.DeepEqual(got, []string{"aa", "bb"}) {
+		t.Fatalf("fewer names than asked, ties by name, no repeats: %q", got)
+	}
+	if got := Nearest("abc", []string{"abd", "abx"}, 2); !reflect.DeepEqual(got, []string{"abd", "abx"}) {
+		t.Fatalf("equal distance: by name: %q", got)
+	}
+	if got := Nearest("ab", []string{"zzzz", "xab-long-name"}, 1); !reflect.DeepEqual(got, []string{"xab-long-name"}) {
+		t.Fatalf("a name containing the pattern first: %q", got)
+	}
+	if msg := (&NoMatchError{Pattern: "X"}).Error(); msg != `--albums "X" matches no album` {
+		t.Fatalf("no album at all: %q", msg)
+	}
+	if msg := (&NoMatchError{Pattern: "X*", Nearest: []string{"Y"}}).Error(); msg != `--albums "X*" matches no album; nearest: "Y"` {
+		t.Fatalf("a glob already: %q", msg)
+	}
+}
