@@ -117,6 +117,7 @@ func TestServerGoneExits75AndNextRunCompletes(t *testing.T) {
 	code, out, errOut := e.run("backup", "--concurrency", "1", dir)
 	assert.Equal(t, exitTempFail, code, errOut)
 	assert.Equal(t, 1, strings.Count(errOut, "quak: error:"), errOut)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line on stderr: %q", errOut)
 	assert.Contains(t, errOut, "cannot be reached")
 	assert.Contains(t, errOut, "connection refused")
 	assert.NotContains(t, errOut, "failed:", "no file is reported failed")

@@ -253,8 +253,6 @@ func hintFor(err error, code int) string {
 		return "run `quak --help`"
 	case code == exitLogin:
 		return "run `quak login`"
-	case code == exitTempFail:
-		return "try again later; nothing needs fixing if the server comes back"
 	case errors.Is(err, account.ErrWrongPassword):
 		return "check the password; quak never retries a login by itself"
 	case errors.As(err, &ae) && ae.Status == 429:
