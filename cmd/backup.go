@@ -120,6 +120,7 @@ Exit codes:
   3  not logged in, or the session was rejected: run quak login
   4  another quak run holds DIR's lock
   5  DIR is unusable: missing, not writable, or the backup of another account
+  64 bad command line, or an --albums pattern that matches no album
   75 the server or its object store could not be reached (refused, or
      several files in a row could not connect): the run stopped at once,
      files not tried are not failed; try again later
