@@ -207,7 +207,7 @@ func lastRunProblems(last *runRecord) []problem {
 		out = append(out, problem{exitPartial, msg})
 	}
 	if n := last.Counts["albumsFailed"]; n > 0 {
-		out = append(out, problem{exitPartial, fmt.Sprintf("%d albums could not be listed in the last run", n)})
+		out = append(out, problem{exitPartial, plural(n, "album") + " could not be listed in the last run"})
 	}
 	if last.MetadataOnly {
 		out = append(out, problem{exitPartial, "the last run was --metadata-only: it refreshed metadata and downloaded nothing, so it was no full backup"})
