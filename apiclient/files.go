@@ -46,19 +46,21 @@ func (c *Client) DownloadThumbnail(ctx context.Context, fileID int64) (*Object, 
 	return c.openObject(ctx, "/files/preview/"+itoa(fileID), 0)
 }
 
-// openObject asks museum for an object with the token in the query (never
-// as a header, which Go would forward to the redirect target) and follows
-// the 307 to the object store itself, with no credentials and no Referer.
-// A museum that serves the bytes directly (200) works too.
+// openObject asks museum for an object with the token in the X-Auth-Token
+// header (never in the URL, which proxies log and error pages echo) and
+// follows the 307 to the object store itself, with no credentials and no
+// Referer. A museum that serves the bytes directly (200) works too.
 func (c *Client) openObject(ctx context.Context, path string, from int64) (*Object, error) {
 	u := c.base.JoinPath(path)
-	u.RawQuery = url.Values{"token": {c.token}}.Encode()
 	for hop := 0; ; hop++ {
 		req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 		if err != nil {
 			return nil, redact(err)
 		}
 		c.setHeaders(req)
+		if hop == 0 && c.token != "" {
+			req.Header.Set("X-Auth-Token", c.token)
+		}
 		if from > 0 {
 			req.Header.Set("Range", "bytes="+strconv.FormatInt(from, 10)+"-")
 		}

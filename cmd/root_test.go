@@ -80,6 +80,17 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+func TestMistypedCommandSuggests(t *testing.T) {
+	code, _, errOut := newEnv(t).run("bakup", "/x")
+	if code != exitUsage || !strings.Contains(errOut, `unknown command "bakup"; did you mean backup?`) {
+		t.Fatalf("code %d, %q", code, errOut)
+	}
+	code, _, errOut = newEnv(t).run("statsu")
+	if code != exitUsage || !strings.Contains(errOut, "did you mean status?") {
+		t.Fatalf("code %d, %q", code, errOut)
+	}
+}
+
 func fakeServer(t *testing.T, o enteapitest.UserOptions) (*enteapitest.Server, *enteapitest.User) {
 	t.Helper()
 	s := enteapitest.New(enteapitest.Config{})

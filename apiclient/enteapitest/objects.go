@@ -202,6 +202,10 @@ func (f *File) SetETag(tag string) {
 // Leaks counts store requests that carried the account token anywhere.
 func (s *Server) Leaks() int { return s.RequestsWithPrefix("LEAK ") }
 
+// QueryTokens counts requests, to the API or the store, that carried a
+// token in the URL's query string, where proxies log it.
+func (s *Server) QueryTokens() int { return s.RequestsWithPrefix("QUERYTOKEN ") }
+
 func (s *Server) uploadURLs(w http.ResponseWriter, r *http.Request) {
 	u, ok := s.authUser(w, r)
 	if !ok {

@@ -214,6 +214,9 @@ func (s *Server) counted(h http.Handler) http.Handler {
 		route := r.Method + " " + r.URL.Path
 		s.mu.Lock()
 		s.counts[route]++
+		if r.URL.Query().Has("token") {
+			s.counts["QUERYTOKEN "+route]++
+		}
 		f, ok := s.nextFault(route)
 		chaos := s.chaos
 		s.mu.Unlock()

@@ -97,7 +97,23 @@ type Options struct {
 const (
 	LastRunFile     = "last-run.json"
 	LastSuccessFile = "last-success.json"
+	// LastRefusedFile records the last run refused before it started
+	// (lock held, session unusable), which wrote no last-run.json.
+	LastRefusedFile = "last-refused.json"
 )
+
+// RecordRefusal writes v to DIR/.quak/last-refused.json, when DIR already
+// holds a backup (a missing DIR is not created).
+func RecordRefusal(dir string, v any) error {
+	q := filepath.Join(dir, StateDir)
+	if fi, err := os.Stat(q); err != nil || !fi.IsDir() {
+		return err
+	}
+	if err := writeJSON(q, filepath.Join(q, LastRefusedFile), v); err != nil {
+		return err
+	}
+	return download.SyncDir(q)
+}
 
 // ErrLocked reports that another quak run holds the folder's lock.
 var ErrLocked = errors.New("another quak run is backing up this folder")
@@ -161,11 +177,16 @@ type run struct {
 	viewsFull   bool
 	enteConvert bool
 	viewChanges int
+	down        outage // connection failures in a row
+	// restoring holds the saved files being downloaded again because they
+	// were missing or changed on disk.
+	restoring map[int64]bool
 }
 
 // Run backs up the account into o.Dir. The summary is returned even with an
 // error. Errors: *DirError, ErrLocked, errs.ErrNotLoggedIn (the server
-// rejected the session: the run stops at once), context errors, and others;
+// rejected the session: the run stops at once), *UnreachableError (the
+// server could not be reached: the run stops), context errors, and others;
 // files that fail are not errors but are counted in Summary.Failed.
 func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	start := time.Now()
@@ -242,6 +263,17 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if err := r.prepareViews(); err != nil {
 		return &r.sum, err
 	}
+	if !o.MetadataOnly {
+		gone, err := r.missingLocally()
+		if err != nil {
+			return &r.sum, err
+		}
+		r.o.Redownload = append(r.o.Redownload, gone...)
+	}
+	r.restoring = map[int64]bool{}
+	for _, id := range r.o.Redownload {
+		r.restoring[id] = true
+	}
 	if err := r.markForRedownload(ctx); err != nil {
 		return &r.sum, err
 	}
@@ -254,7 +286,8 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		r.fetcher.Save, r.fetcher.SaveAbove = r.saveResume, r.o.ResumeAbove
 	}
 	err = r.sync(ctx, cancel)
-	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) {
+	var ue *UnreachableError
+	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) || errors.As(cause, &ue) {
 		err = cause
 	}
 	if err == nil && o.Prune {
@@ -283,7 +316,15 @@ func (r *run) record(runErr error) error {
 		return nil
 	}
 	v, ok := r.o.Record(&r.sum, runErr)
-	if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, LastRunFile), v); err != nil {
+	last := filepath.Join(r.dir, StateDir, LastRunFile)
+	if err := writeJSON(r.tmp, last, v); err != nil {
+		// The previous record must not go on saying how an older run
+		// went: quak status reports the missing record instead.
+		_ = os.Remove(last)
+		return fmt.Errorf("recording the run: %w", err)
+	}
+	// This run's record supersedes any refusal before it.
+	if err := os.Remove(filepath.Join(r.dir, StateDir, LastRefusedFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("recording the run: %w", err)
 	}
 	if ok {
@@ -394,6 +435,9 @@ func (r *run) checkAccount() error {
 func (r *run) unchanged() int {
 	n := 0
 	_ = r.st.Files(func(f *state.File) error {
+		if f.Status == state.Skipped {
+			r.sum.LeftOut++
+		}
 		if (f.Status == state.Saved || f.Status == state.HashMismatch) && len(f.Entries) > 0 {
 			r.sum.TotalFiles++
 			r.sum.TotalBytes += plainSize(f.Size)
@@ -461,16 +505,21 @@ func sameEndpoint(a, b string) bool {
 }
 
 // fatal reports errors that stop the whole run: a dead session, a
-// cancelled run, and a backup folder that is full or read-only (every
-// further file would fail the same way).
+// cancelled run, a server that cannot be reached, and a backup folder that
+// is full or read-only (every further file would fail the same way).
 func fatal(ctx context.Context, err error) bool {
 	var de *DirError
-	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil || errors.As(err, &de)
+	var ue *UnreachableError
+	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil || errors.As(err, &de) || errors.As(err, &ue)
 }
 
 // diskError turns a full or read-only file system into the *DirError that
 // stops the run, and returns other errors as they are.
 func (r *run) diskError(err error) error {
+	var de *DirError
+	if errors.As(err, &de) {
+		return err // already says so: wrapping again would repeat it
+	}
 	for _, e := range []error{syscall.ENOSPC, syscall.EROFS} {
 		if errors.Is(err, e) {
 			return &DirError{Dir: r.o.Dir, Reason: "is full or read-only; the run stopped", Err: err}

@@ -531,7 +531,8 @@ func TestMissingLocalCopyIsRestored(t *testing.T) {
 	f.Edit(func(*enteapitest.FileSpec) {}) // bumps the file; local copy in A is missing
 	sum := e.mustRun()
 	e.same("A/x.jpg", f.Plaintext())
-	assert.Equal(t, 1, sum.New, "the missing copy is downloaded again")
+	assert.Equal(t, 1, sum.LocalRestored, "the missing copy is downloaded again")
+	assert.Zero(t, sum.New)
 	assert.Zero(t, sum.Linked)
 }
 

@@ -39,6 +39,9 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 		t.Hash = "" // checked per part after unzipping
 	}
 	p, err := r.fetcher.Fetch(ctx, t, r.tmp)
+	if uerr := r.down.observe(ctx, err); uerr != nil {
+		return nil, uerr
+	}
 	if err != nil {
 		return failed(err)
 	}
@@ -70,7 +73,12 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 		}
 	}
 	r.mu.Lock()
-	r.sum.New++
+	restored := r.restoring[it.FileID]
+	if restored {
+		r.sum.LocalRestored++
+	} else {
+		r.sum.New++
+	}
 	r.sum.Bytes += size
 	r.touched[it.FileID] = true
 	if mismatch {
@@ -81,6 +89,9 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	r.emit(Event{Kind: FileSaved, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path, Bytes: size})
 	if mismatch {
 		r.emit(Event{Kind: HashMismatch, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path})
+	}
+	if restored {
+		r.emit(Event{Kind: LocalRestored, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path})
 	}
 	return rec, nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -397,4 +398,17 @@ func (s *Store) Resumes() (map[int64][]byte, error) {
 		})
 	})
 	return out, err
+}
+
+// bboltMagic is the magic number in a bbolt file's meta pages.
+const bboltMagic = 0xED0CDAED
+
+// LooksValid reports whether r starts with a bbolt meta page, without
+// opening the database (and so without taking its file lock).
+func LooksValid(r io.Reader) bool {
+	var b [20]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return false
+	}
+	return binary.LittleEndian.Uint32(b[16:20]) == bboltMagic
 }
