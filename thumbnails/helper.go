@@ -190,7 +190,7 @@ func (r *run) handle(ctx context.Context, c *candidate) error {
 	if fatal(ctx, err) {
 		return err
 	}
-	e := Event{FileID: c.item.FileID, Album: c.album, Title: c.item.Meta.Title, Class: class, Budget: c.budget, Err: err}
+	e := Event{FileID: c.item.FileID, Album: c.album, Title: c.item.Meta.Title, Class: class, Err: err}
 	switch class {
 	case OK:
 		e.Action = None
@@ -202,6 +202,9 @@ func (r *run) handle(ctx context.Context, c *candidate) error {
 		}
 	default:
 		e.Action = Reported
+	}
+	if c.budget >= 0 {
+		e.Budget = c.budget
 	}
 	r.record(e)
 	return nil

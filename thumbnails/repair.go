@@ -17,8 +17,12 @@ import (
 // repair makes a new thumbnail for c from its original, fits it to the
 // size on record, and (unless a dry run) uploads, commits and reads it back.
 func (r *run) repair(ctx context.Context, c *candidate) (Action, int64, error) {
-	if c.budget <= secretstream.Overhead {
-		return TooLarge, 0, fmt.Errorf("%w: the server has no size on record for this thumbnail, so no upload can be known to fit", ErrTooLarge)
+	budget, err := r.recordedSize(ctx, c)
+	if err != nil {
+		return Failed, 0, err
+	}
+	if budget <= secretstream.Overhead {
+		return TooLarge, 0, fmt.Errorf("%w: the server records no room for this thumbnail (%d bytes)", ErrTooLarge, budget)
 	}
 	if !r.takeSlot() {
 		return Skipped, 0, nil
@@ -35,9 +39,9 @@ func (r *run) repair(ctx context.Context, c *candidate) (Action, int64, error) {
 	case err != nil:
 		return Failed, 0, err
 	}
-	jpg, err := Fit(img, c.budget)
+	jpg, err := Fit(img, budget)
 	if errors.Is(err, ErrTooLarge) {
-		return TooLarge, 0, fmt.Errorf("%w (%d bytes)", err, c.budget)
+		return TooLarge, 0, fmt.Errorf("%w (%d bytes)", err, budget)
 	}
 	if err != nil {
 		return Failed, 0, err
@@ -58,7 +62,7 @@ func (r *run) repair(ctx context.Context, c *candidate) (Action, int64, error) {
 		return Failed, size, err
 	}
 	// Count it repaired only once the server serves back what was uploaded.
-	back, err := r.fetchThumbnail(ctx, c.item.FileID, size)
+	back, err := r.fetchThumbnail(ctx, c.item.FileID)
 	if err != nil {
 		return Failed, size, fmt.Errorf("committed, but reading the new thumbnail back failed: %w", err)
 	}
