@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"io"
 	"sort"
 
@@ -32,6 +33,11 @@ type candidate struct {
 	// larger unless the thumbnail was replaced by a larger one (museum
 	// refuses that).
 	hint int64
+	// base is the original as Ente's apps display it, at most 720 px, kept
+	// between the content check and the repair of one file; sameness is how
+	// alike the old thumbnail is to it.
+	base     image.Image
+	sameness float64
 	// budget is the thumbnail object's size as museum records it
 	// (object_keys.size), the size rule's bound, once learned; -1 before.
 	budget int64
@@ -95,12 +101,45 @@ func (r *run) list(ctx context.Context) ([]*candidate, error) {
 		r.record(Event{FileID: id, Album: owned[id].album, Class: Unknown, Action: Reported, Err: owned[id].err})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].item.FileID < out[j].item.FileID })
+	out = r.only(out)
 	if err := r.recordedSizes(ctx, out); err != nil {
 		return nil, err
 	}
 	r.sum.SharedIn = len(shared)
 	return out, nil
 }
+
+// only keeps the files --ids names, and reports the ids that are not among
+// the account's own files in the albums checked.
+func (r *run) only(cs []*candidate) []*candidate {
+	if len(r.o.IDs) == 0 {
+		return cs
+	}
+	want := map[int64]bool{}
+	for _, id := range r.o.IDs {
+		want[id] = true
+	}
+	var out []*candidate
+	for _, c := range cs {
+		if want[c.item.FileID] {
+			out = append(out, c)
+			delete(want, c.item.FileID)
+		}
+	}
+	missing := make([]int64, 0, len(want))
+	for id := range want {
+		missing = append(missing, id)
+	}
+	sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
+	for _, id := range missing {
+		r.record(Event{FileID: id, Class: Unknown, Action: Reported, Err: errNotOwned})
+	}
+	return out
+}
+
+// errNotOwned reports an --ids file that is not the account's own in the
+// albums checked (another's, trashed, deleted, or never there).
+var errNotOwned = errors.New("not one of your files in the albums checked")
 
 // listAlbum adds the album's live entries to owned or shared.
 func (r *run) listAlbum(ctx context.Context, a *catalog.Album, owned map[int64]*candidate, shared map[int64]bool) error {
@@ -210,9 +249,9 @@ var errCut = errors.New("the thumbnail arrived cut or padded")
 // authenticate twice (or decrypt to no image) are "corrupt"; anything that
 // might be the network is "unknown", so a flaky link never leads quak to
 // replace a good thumbnail.
-func (r *run) check(ctx context.Context, c *candidate) (Class, error) {
+func (r *run) check(ctx context.Context, c *candidate) (Class, []byte, error) {
 	if c.item.Placeholder {
-		return Placeholder, nil
+		return Placeholder, nil, nil
 	}
 	var last error
 	gone, bad := 0, 0
@@ -221,7 +260,7 @@ func (r *run) check(ctx context.Context, c *candidate) (Class, error) {
 		var ae *errs.ApiError
 		switch {
 		case fatal(ctx, err):
-			return Unknown, err
+			return Unknown, nil, err
 		case errors.As(err, &ae) && ae.Status == 404 && ae.ObjectStore:
 			// One 404 may be the store's or a proxy's passing mistake: only a
 			// second, through a fresh redirect, confirms the loss.
@@ -229,27 +268,27 @@ func (r *run) check(ctx context.Context, c *candidate) (Class, error) {
 			last = err
 			continue
 		case errors.As(err, &ae) && ae.Status == 404:
-			return NoRecord, nil
+			return NoRecord, nil, nil
 		case err != nil:
-			return Unknown, err
+			return Unknown, nil, err
 		}
 		plain, err := secretstream.OpenBlob(c.item.Key, c.item.Raw.Thumbnail.DecryptionHeader, data)
 		if err == nil {
 			if IsImage(plain) {
-				return OK, nil
+				return OK, plain, nil
 			}
-			return Corrupt, errors.New("the thumbnail decrypts but is not an image")
+			return Corrupt, nil, errors.New("the thumbnail decrypts but is not an image")
 		}
 		var te *errs.TruncatedStreamError
 		if !errors.Is(err, errs.ErrCorrupted) && !errors.As(err, &te) {
-			return Unknown, err // e.g. a malformed decryption header: not quak's to fix
+			return Unknown, nil, err // e.g. a malformed decryption header: not quak's to fix
 		}
 		// Bytes that fail to authenticate were damaged in flight unless they
 		// are the object museum recorded, byte count and all; even then only
 		// a second download that fails too proves them corrupt.
 		size, serr := r.recordedSize(ctx, c)
 		if serr != nil {
-			return Unknown, serr
+			return Unknown, nil, serr
 		}
 		if int64(len(data)) != size {
 			last = fmt.Errorf("%w: %d bytes of the %d on record", errCut, len(data), size)
@@ -260,11 +299,11 @@ func (r *run) check(ctx context.Context, c *candidate) (Class, error) {
 	}
 	switch {
 	case gone == 2:
-		return Lost, nil
+		return Lost, nil, nil
 	case bad == 2:
-		return Corrupt, last
+		return Corrupt, nil, last
 	}
-	return Unknown, last
+	return Unknown, nil, last
 }
 
 // fetchThumbnail downloads the encrypted thumbnail, retried as one unit.
