@@ -26,6 +26,8 @@ type fixThumbsOpts struct {
 	concurrency int
 	attempts    int
 	account     string
+	content     bool
+	ids         []int64
 }
 
 func newFixThumbnailsCmd(d deps) *cobra.Command {
@@ -67,6 +69,8 @@ Exit codes:
 	}
 	f := c.Flags()
 	f.BoolVar(&o.dryRun, "dry-run", false, "find and regenerate, but upload nothing")
+	f.BoolVar(&o.content, "check-content", false, "also compare every thumbnail with its original and repair the ones showing the wrong picture")
+	f.Int64SliceVar(&o.ids, "ids", nil, "only these files (ids, comma-separated)")
 	f.IntVar(&o.limit, "limit", 0, "repair at most N files this run (0: no limit)")
 	f.StringVar(&o.from, "from", "", "take originals from this quak backup folder when their hash matches")
 	f.StringArrayVar(&o.albums, "albums", nil, "only files in these albums (name glob or id; repeatable)")
@@ -80,6 +84,11 @@ Exit codes:
 }
 
 func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
+	for _, id := range o.ids {
+		if id <= 0 {
+			return &usageError{fmt.Errorf("--ids takes file ids, positive numbers: %d", id)}
+		}
+	}
 	if o.concurrency < 1 || o.attempts < 1 || o.limit < 0 {
 		return &usageError{fmt.Errorf("--concurrency and --attempts must be at least 1, --limit at least 0")}
 	}
@@ -98,15 +107,17 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 	}
 	p.OnRetry = tp.retry
 	sum, err := thumbnails.Run(ctx, thumbnails.Options{
-		Client:      c,
-		Keys:        catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey},
-		Policy:      p,
-		Concurrency: o.concurrency,
-		DryRun:      o.dryRun,
-		Limit:       o.limit,
-		Albums:      albums,
-		FromDir:     o.from,
-		Events:      tp.event,
+		Client:       c,
+		Keys:         catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey},
+		Policy:       p,
+		Concurrency:  o.concurrency,
+		DryRun:       o.dryRun,
+		Limit:        o.limit,
+		Albums:       albums,
+		FromDir:      o.from,
+		IDs:          o.ids,
+		CheckContent: o.content,
+		Events:       tp.event,
 	})
 	if err != nil {
 		return err
@@ -160,10 +171,11 @@ func (tp *thumbPrinter) event(e thumbnails.Event) {
 
 // thumbClasses and thumbActions fix the order counts are printed in.
 var (
-	thumbClasses = []thumbnails.Class{thumbnails.OK, thumbnails.Lost, thumbnails.Corrupt, thumbnails.NoRecord,
+	thumbClasses = []thumbnails.Class{thumbnails.OK, thumbnails.Lost, thumbnails.Corrupt, thumbnails.Blank,
+		thumbnails.Garbled, thumbnails.Turned, thumbnails.WrongPicture, thumbnails.NoRecord,
 		thumbnails.Placeholder, thumbnails.Unknown}
 	thumbActions = []thumbnails.Action{thumbnails.Repaired, thumbnails.WouldRepair, thumbnails.TooLarge,
-		thumbnails.Unsupported, thumbnails.Failed, thumbnails.Skipped}
+		thumbnails.Unsupported, thumbnails.Failed, thumbnails.Kept, thumbnails.Skipped}
 )
 
 func (tp *thumbPrinter) summary(s *thumbnails.Summary, dryRun bool) {

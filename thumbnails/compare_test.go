@@ -142,3 +142,31 @@ func TestVideoThumbnailsOnlyBlankOrNoise(t *testing.T) {
 	class, _ = judge(noise(320, 180, 2), nil)
 	assert.Equal(t, Garbled, class)
 }
+
+// checks is w×h of red and green squares of side cell, shifted by off.
+func checks(w, h, cell, off int) image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			c := color.RGBA{220, 30, 40, 255}
+			if ((x+off)/cell+(y+off)/cell)%2 == 0 {
+				c = color.RGBA{30, 200, 60, 255}
+			}
+			img.Set(x, y, c)
+		}
+	}
+	return img
+}
+
+// The same scene drawn again (another scale or crop: the pattern no longer
+// lines up, its colours stay) is not called another picture: only a
+// picture whose colours differ too is.
+func TestSameColoursAreNotAnotherPicture(t *testing.T) {
+	orig := checks(800, 600, 90, 0)
+	redrawn := checks(720, 540, 70, 31)
+	class, same := judge(redrawn, orig)
+	require.Less(t, same, otherNCC, "the patterns do not line up")
+	assert.Equal(t, OK, class)
+	class, _ = judge(thumbOf(t, photo(720, 540, 1), 720, draw.BiLinear, 70), orig)
+	assert.Equal(t, WrongPicture, class)
+}

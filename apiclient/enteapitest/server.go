@@ -31,10 +31,13 @@
 //     (in the diff and POST /files/info) keeps the size at upload forever.
 //     GET /files/large-thumbnails?threshold=N reads object_keys.size. An
 //     exact repeat answers 500 and wedges museum until a restart (Restart).
-//     Seen on a running museum: a repaired thumbnail is served at its new
-//     length while the listing still announces the old one.
+//     Seen on a running museum (refenv, a621d73): after a 299209-byte
+//     thumbnail was replaced by a 77372-byte one, /files/info still said
+//     thumbSize 299209, large-thumbnails listed the file at threshold 77372
+//     and not at 77373, and the object served was 77372 bytes.
 //   - POST /files/info fails the whole batch when one id is another user's
-//     (403), unknown or repeated (400) (repo.VerifyFileOwner).
+//     (403), unknown or repeated (400) (repo.VerifyFileOwner); seen on a
+//     running museum: a repeated id and an unknown one each answered 400 {}.
 package enteapitest
 
 import (
