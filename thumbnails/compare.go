@@ -174,8 +174,8 @@ func colourDistance(a, b image.Image) float64 {
 // Thresholds of the comparison. They are conservative on purpose: a false
 // alarm replaces a good thumbnail with a worse one.
 const (
-	flatStd      = 3.0  // a grid this flat is one colour
-	detailStd    = 12.0 // an original (or a band of it) with this much contrast is not flat
+	flatStd   = 3.0  // a grid this flat is one colour
+	detailStd = 12.0 // an original (or a band of it) with this much contrast is not flat
 	// Healthy thumbnails of real photos, at 96–720 px, quality 30–90, through
 	// four resamplers, measured at least 0.995 alike; other pictures at most
 	// 0.60 in any orientation.
@@ -188,7 +188,7 @@ const (
 	// thumbnails of the same photo 0.01–0.09, the same generated pattern drawn
 	// at another scale 0.37–0.50, different photos 0.63–0.94.
 	otherColours = 0.6
-	noisyRough   = 0.6  // this rough is noise (photos stay well below 0.3)
+	noisyRough   = 0.6 // this rough is noise (photos stay well below 0.3)
 )
 
 // judge compares a thumbnail with the original as Ente's apps display it
@@ -252,4 +252,3 @@ func flatBands(t, o *signature) bool {
 	}
 	return false
 }
-
