@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/quak-photos/quak/download/catalog"
@@ -118,7 +119,9 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 		IDs:          o.ids,
 		CheckContent: o.content,
 		Events:       tp.event,
+		Listed:       tp.listed,
 	})
+	tp.finish()
 	if err != nil {
 		return err
 	}
@@ -136,11 +139,37 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 type thumbPrinter struct {
 	d    deps
 	json *jsonLines
+	bar  *progressbar.ProgressBar // on a terminal only
+}
+
+// listed starts the progress bar on a terminal, once the files are known.
+func (tp *thumbPrinter) listed(n int) {
+	if !tp.d.stderrIsTerminal {
+		return
+	}
+	tp.bar = progressbar.NewOptions(n,
+		progressbar.OptionSetWriter(tp.d.stderr),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetDescription("checking thumbnails"),
+		progressbar.OptionSetRenderBlankState(true),
+	)
+}
+
+func (tp *thumbPrinter) finish() {
+	if tp.bar != nil {
+		_ = tp.bar.Finish()
+	}
 }
 
 func (tp *thumbPrinter) retry(err error, attempt int, delay time.Duration) {
 	if tp.json != nil {
 		tp.json.write("retry", map[string]any{"attempt": attempt, "delay": delay.Seconds(), "cause": err.Error()})
+	}
+	if tp.bar != nil {
+		_ = tp.bar.Clear()
 	}
 	fmt.Fprintf(tp.d.stderr, "quak: attempt %d failed, retrying in %s: %v\n", attempt, delay.Round(100*time.Millisecond), err)
 }
@@ -151,6 +180,12 @@ func (tp *thumbPrinter) event(e thumbnails.Event) {
 			"fileID": e.FileID, "album": e.Album, "title": e.Title, "class": string(e.Class),
 			"action": string(e.Action), "error": errText(e.Err), "recordedSize": e.Budget, "newSize": e.Size,
 		})
+	}
+	if tp.bar != nil {
+		_ = tp.bar.Clear()
+		if e.FileID != 0 {
+			defer func() { _ = tp.bar.Add(1) }()
+		}
 	}
 	if e.FileID == 0 {
 		fmt.Fprintf(tp.d.stderr, "quak: %v\n", e.Err)

@@ -103,6 +103,9 @@ type Options struct {
 	TempDir string
 	Tools   Tools     // external decoders (default SystemTools)
 	Rand    io.Reader // header randomness (default crypto/rand)
+	// Listed, if set, hears how many files will be checked, once they are
+	// listed and before the first is checked (for a progress bar).
+	Listed func(n int)
 	// Events, if set, hears of each file once, and of each album that
 	// could not be listed (FileID 0, Err set). Calls never overlap.
 	Events func(Event)
@@ -159,6 +162,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return &r.sum, err
 	}
 	r.sum.Owned = len(files)
+	if o.Listed != nil {
+		o.Listed(len(files))
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	jobs := make(chan *candidate)
