@@ -37,31 +37,45 @@ func newFixThumbnailsCmd(d deps) *cobra.Command {
 		Use:   "fix-missing-thumbnails",
 		Short: "Find thumbnails Ente has lost or damaged and make them again",
 		Long: `Check the thumbnail of every file your account owns and repair the ones
-the server has lost (its bytes are gone) or that are damaged (they do not
-decrypt, or are not an image): quak makes a new one from the original, as
-Ente's apps do (JPEG, longer side 720 px), fits it within the size the
-server has on record (the server refuses a larger one), encrypts it with the
-file's key, uploads it, and reads it back before calling it repaired.
+the server has lost (its bytes are gone: two 404s in a row, not one) or that
+are damaged (they do not decrypt, or are not an image): quak makes a new one
+from the original, as Ente's apps do (JPEG, longer side 720 px at quality 70
+to 50, then smaller sizes down to 256 px before a lower quality), fits it
+within the size the server records for the thumbnail it replaces (the server
+refuses a larger one, and that size is learned before anything is sent),
+encrypts it with the file's key, uploads it, commits it once, and reads it
+back before calling it repaired.
+
+With --check-content it also compares every thumbnail that decrypts with its
+original and repairs those that show the wrong picture: blank (one colour),
+garbled (noise, or partly flat grey), turned (rotated or mirrored) or
+wrong-picture (another photo). A flagged thumbnail is replaced only when the
+new one is clearly closer to the original; the comparison is conservative,
+and for videos only blank and garbled are judged. Ente's apps cache
+thumbnails: a device may show the old one until its cache is cleared.
 
 This changes your account: Ente's apps on other devices fetch the new
-thumbnails. Run with --dry-run first to see what would change.
+thumbnails. Run with --dry-run first to see what would change; --ids limits a
+run to a few files.
 
 It never touches:
   - files others shared with you (only their owner can; counted once),
   - thumbnails the server has no record of (no-record: the server would
     refuse the update), and Ente's deliberate black placeholders,
   - thumbnails it could not check (unknown: errors or rate limits that
-    outlasted the retries); a flaky network never counts as "missing".
+    outlasted the retries, a body cut on the way twice); a flaky network
+    never counts as "missing".
 
 Originals are downloaded and checked against Ente's hash, or, with --from,
-taken from a quak backup folder where their hash still matches. JPEG, PNG,
-GIF and WebP are read by quak itself; HEIC needs libheif's heif-dec (or
-heif-convert) and videos need ffmpeg on PATH, else they are reported
-unsupported.
+taken from a quak backup folder where their hash still matches; one without
+a hash is never used. JPEG, PNG, GIF and WebP are read by quak itself; HEIC
+needs libheif's heif-dec (or heif-convert) and videos need ffmpeg on PATH
+(and ffprobe to tone-map HDR), else they are reported unsupported.
 
 Exit codes:
   0  every owned file is ok or repaired (or beyond repair by design)
-  2  some file is unknown, too large to fit, unsupported, or failed
+  2  some file is unknown, too large to fit, unsupported, kept or failed,
+     or an --ids id is not one of your files
   3  not logged in, or the session was rejected
   4  --from's backup folder is in use by a running backup
   1  any other fatal error`,
