@@ -57,10 +57,10 @@ var kernels = map[string]draw.Interpolator{"nearest": draw.NearestNeighbor, "app
 func TestHealthyThumbnailsAreNeverFlagged(t *testing.T) {
 	for name, orig := range originals(t) {
 		longer := max(orig.Bounds().Dx(), orig.Bounds().Dy())
-		for _, side := range []int{720, 640, 512, 256, 128, 96} {
+		for _, side := range []int{720, 512, 256, 96} {
 			side = min(side, longer)
 			for kn, k := range kernels {
-				for _, q := range []int{30, 50, 60, 70, 90} {
+				for _, q := range []int{30, 50, 70, 90} {
 					class, n := judge(thumbOf(t, orig, side, k, q), orig)
 					assert.Equal(t, OK, class, "%s at %d px, %s, quality %d (ncc %.2f)", name, side, kn, q, n)
 				}

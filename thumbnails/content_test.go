@@ -2,6 +2,8 @@ package thumbnails
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -96,6 +98,10 @@ func TestCheckContentFindsAndRepairsWrongPictures(t *testing.T) {
 	}
 	assert.Equal(t, 7, fx.s.Requests("PUT /files/thumbnail"))
 	assert.True(t, sum.Healthy(), "%v", sum.Problems)
+	for f := range want {
+		assert.Equal(t, 2, fx.s.Requests(fmt.Sprintf("GET /files/download/%d", f.ID)),
+			"%s: its original read once per run, for the check and the repair", f.Spec().Title)
+	}
 
 	// A later run finds every thumbnail right.
 	fx.events = nil
@@ -122,4 +128,34 @@ func TestIDsLimitTheRun(t *testing.T) {
 	}
 	assert.Equal(t, []int64{424242}, sum.Problems)
 	assert.Equal(t, 1, fx.s.Requests("PUT /files/thumbnail"))
+}
+
+// A flagged thumbnail is replaced only by one clearly closer to the
+// original: a video whose frame is black stays as it is, reported.
+func TestFlaggedButNotCloserIsKept(t *testing.T) {
+	fx := newFix(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "dark.mp4", FileType: 1, Data: []byte("video"),
+		Thumbnail: thumbJPEG(t, flat(320, 180, color.Black), 70)})
+	o := fx.options(t)
+	o.CheckContent = true
+	black := pngOf(t, flat(640, 360, color.Black))
+	o.Tools = Tools{
+		LookPath: func(name string) (string, error) {
+			if name == "ffmpeg" {
+				return "/bin/ffmpeg", nil
+			}
+			return "", fmt.Errorf("no %s", name)
+		},
+		Run: func(_ context.Context, _ string, args ...string) ([]byte, error) {
+			return nil, os.WriteFile(args[len(args)-1], black, 0o600)
+		},
+	}
+	sum := fx.run(t, o)
+	e := fx.event(t, f.ID)
+	assert.Equal(t, Blank, e.Class)
+	assert.Equal(t, Kept, e.Action)
+	assert.ErrorIs(t, e.Err, errNotCloser)
+	assert.Zero(t, fx.s.Requests("GET /files/upload-urls"))
+	assert.Zero(t, fx.s.Requests("PUT /files/thumbnail"))
+	assert.Equal(t, []int64{f.ID}, sum.Problems)
 }

@@ -72,18 +72,21 @@ func TestLostAnswerIsReconciledNotRepeated(t *testing.T) {
 // not show it) is not sent again in this run: a second commit could be an
 // exact repeat, which wedges museum, or replace a thumbnail that landed.
 func TestFailedCommitIsNotSentAgain(t *testing.T) {
-	fx := setup(t)
-	fx.s.Inject("PUT /files/thumbnail", enteapitest.Status(503))
-	var sleeps []time.Duration
-	err := Upload(context.Background(), fx.c, fastPolicy(&sleeps), fx.album.ID, fx.file.ID, fx.header, fx.enc)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not sent again")
-	assert.Equal(t, 1, fx.s.Requests("PUT /files/thumbnail"))
-	assert.Equal(t, 1, fx.s.Requests("GET /collections/file"), "re-read once to see whether it landed")
-	assert.Equal(t, 1, fx.s.Requests("GET /files/upload-urls"))
-	assert.Empty(t, sleeps)
-	assert.NotEqual(t, fx.header, fx.file.ThumbnailHeader())
-	assert.Zero(t, fx.s.ExactRepeats())
+	// 500 is also museum's "too large" answer: never retried with a fresh upload.
+	for _, status := range []int{500, 503} {
+		fx := setup(t)
+		fx.s.Inject("PUT /files/thumbnail", enteapitest.Status(status))
+		var sleeps []time.Duration
+		err := Upload(context.Background(), fx.c, fastPolicy(&sleeps), fx.album.ID, fx.file.ID, fx.header, fx.enc)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "not sent again")
+		assert.Equal(t, 1, fx.s.Requests("PUT /files/thumbnail"), "%d", status)
+		assert.Equal(t, 1, fx.s.Requests("GET /collections/file"), "re-read once to see whether it landed")
+		assert.Equal(t, 1, fx.s.Requests("GET /files/upload-urls"))
+		assert.Empty(t, sleeps)
+		assert.NotEqual(t, fx.header, fx.file.ThumbnailHeader())
+		assert.Zero(t, fx.s.ExactRepeats())
+	}
 }
 
 // museum's rate limiter answers 429 before the commit runs: that one is
