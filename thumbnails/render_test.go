@@ -23,13 +23,13 @@ func jpegSize(t *testing.T, img image.Image, q int) int64 {
 	return encryptedSize(b.Len())
 }
 
-// encodedAt is the JPEG Fit would make of src at longer side side and
-// quality q.
-func encodedAt(t *testing.T, src image.Image, side, q int) []byte {
+// encodedAt is the JPEG Fit would make at longer side side and quality q
+// of a source whose 720 px version is base.
+func encodedAt(t *testing.T, base image.Image, side, q int) []byte {
 	t.Helper()
-	img := scale(src, MaxSide)
+	img := base
 	if side != MaxSide {
-		img = scale(img, side)
+		img = scale(base, side)
 	}
 	var b bytes.Buffer
 	require.NoError(t, jpeg.Encode(&b, img, &jpeg.Options{Quality: q}))
@@ -41,15 +41,16 @@ func encodedAt(t *testing.T, src image.Image, side, q int) []byte {
 // quality drops, and only at the 256 px floor does it go to 40 and 30.
 func TestFitShrinksBeforeGoingBelowQuality50(t *testing.T) {
 	src := photo(960, 720, 3)
-	size := func(side, q int) int64 { return encryptedSize(len(encodedAt(t, src, side, q))) }
+	base := scale(src, MaxSide)
+	size := func(side, q int) int64 { return encryptedSize(len(encodedAt(t, base, side, q))) }
 
 	out, err := Fit(src, size(720, 70))
 	require.NoError(t, err)
-	assert.Equal(t, encodedAt(t, src, 720, 70), out, "quality 70 fits: taken as is")
+	assert.Equal(t, encodedAt(t, base, 720, 70), out, "quality 70 fits: taken as is")
 
 	out, err = Fit(src, size(720, 50))
 	require.NoError(t, err)
-	assert.Equal(t, encodedAt(t, src, 720, 50), out, "quality 50 at 720 px before any shrinking")
+	assert.Equal(t, encodedAt(t, base, 720, 50), out, "quality 50 at 720 px before any shrinking")
 
 	out, err = Fit(src, size(720, 50)-1)
 	require.NoError(t, err)
@@ -58,7 +59,7 @@ func TestFitShrinksBeforeGoingBelowQuality50(t *testing.T) {
 	assert.Equal(t, 640, cfg.Width, "the next size down, not quality 40 at 720 px")
 	var q int
 	for _, c := range []int{70, 60, 50} {
-		if bytes.Equal(out, encodedAt(t, src, 640, c)) {
+		if bytes.Equal(out, encodedAt(t, base, 640, c)) {
 			q = c
 		}
 	}
@@ -66,7 +67,7 @@ func TestFitShrinksBeforeGoingBelowQuality50(t *testing.T) {
 
 	out, err = Fit(src, size(256, 50)-1)
 	require.NoError(t, err)
-	assert.Equal(t, encodedAt(t, src, 256, 40), out, "at the floor, quality 40")
+	assert.Equal(t, encodedAt(t, base, 256, 40), out, "at the floor, quality 40")
 
 	_, err = Fit(src, size(256, 30)-1)
 	require.ErrorIs(t, err, ErrTooLarge, "nothing below 256 px at quality 30")
