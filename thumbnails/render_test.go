@@ -16,13 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func jpegSize(t *testing.T, img image.Image, q int) int64 {
-	t.Helper()
-	var b bytes.Buffer
-	require.NoError(t, jpeg.Encode(&b, img, &jpeg.Options{Quality: q}))
-	return encryptedSize(b.Len())
-}
-
 // encodedAt is the JPEG Fit would make at longer side side and quality q
 // of a source whose 720 px version is base.
 func encodedAt(t *testing.T, base image.Image, side, q int) []byte {

@@ -158,10 +158,9 @@ func TestLivePhotoImageIsHashChecked(t *testing.T) {
 // splits the batch and still learns every size.
 func TestRefusedInfoBatchIsSplit(t *testing.T) {
 	fx := newFix(t)
-	var files []*enteapitest.File
 	for i := 0; i < 3; i++ {
-		files = append(files, fx.album.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("%d.jpg", i),
-			Data: jpegOf(t, photo(200, 150, byte(i))), NoInfo: true, LostThumbnail: true, Thumbnail: make([]byte, roomy)}))
+		fx.album.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("%d.jpg", i),
+			Data: jpegOf(t, photo(200, 150, byte(i))), NoInfo: true, LostThumbnail: true, Thumbnail: make([]byte, roomy)})
 	}
 	fx.s.Inject("POST /files/info", enteapitest.Status(400))
 	sum := fx.run(t, fx.options(t))
