@@ -259,6 +259,7 @@ func TestA503StormRepairsNothing(t *testing.T) {
 		assert.Error(t, fx.event(t, f.ID).Err)
 	}
 	assert.Len(t, fx.sleeps, 4*3, "three backoffs per file, recorded, never slept")
+	assert.Zero(t, fx.s.ExactRepeats())
 }
 
 // A thumbnail cut on the way (shorter than the size on record) is the
@@ -306,6 +307,7 @@ func TestLostCommitAnswerEndsInOneCommit(t *testing.T) {
 	assert.Equal(t, Repaired, fx.event(t, f.ID).Action)
 	assert.Equal(t, 1, fx.s.Requests("PUT /files/thumbnail"))
 	assert.True(t, IsImage(newThumbnail(t, f)))
+	assert.Zero(t, fx.s.ExactRepeats())
 }
 
 func TestLimitRepairsAtMostN(t *testing.T) {
