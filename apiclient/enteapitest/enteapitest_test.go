@@ -204,10 +204,21 @@ func TestExactRepeatWedgesUntilRestart(t *testing.T) {
 	}
 	_, err = c.Diff(ctx, a.ID, 0)
 	require.NoError(t, err, "reads are not blocked")
-	vurls, err := vc.UploadURLs(ctx, 1)
+	vurls, err := vc.UploadURLs(ctx, 2)
 	require.NoError(t, err)
-	require.NoError(t, vc.PutObject(ctx, vurls[0].URL, make([]byte, 100)))
+	for _, x := range vurls {
+		require.NoError(t, vc.PutObject(ctx, x.URL, make([]byte, 100)))
+	}
 	require.NoError(t, vc.UpdateThumbnail(ctx, h.ID, vurls[0].ObjectKey, header), "another user's rows are not locked")
+	// ... unless the file is in one of the wedged file's albums.
+	inA := a.AddFileBy(v, enteapitest.FileSpec{Title: "w.jpg", Data: []byte("w"), Thumbnail: make([]byte, 500)})
+	vdone := make(chan error, 1)
+	go func() { vdone <- vc.UpdateThumbnail(ctx, inA.ID, vurls[1].ObjectKey, header) }()
+	for what := range s.Stalled {
+		if what == "HUNG PUT /files/thumbnail" {
+			break
+		}
+	}
 	select {
 	case err := <-done:
 		t.Fatalf("the commit went through a wedged museum: %v", err)
@@ -215,7 +226,8 @@ func TestExactRepeatWedgesUntilRestart(t *testing.T) {
 	}
 	s.Restart()
 	require.NoError(t, <-done, "a restart lets the waiting commit go ahead")
-	assert.Equal(t, 1, s.Hung())
+	require.NoError(t, <-vdone)
+	assert.Equal(t, 2, s.Hung())
 }
 
 // POST /files/info fails the whole batch, as museum's VerifyFileOwner does,

@@ -227,8 +227,37 @@ func (s *Server) uploadURLs(w http.ResponseWriter, r *http.Request) {
 // the user's usage row until museum restarts. Writes that need those rows
 // hang; reads do not (Postgres readers never wait on row locks).
 type wedge struct {
-	users, files map[int64]bool
-	release      chan struct{}
+	users, files, albums map[int64]bool
+	release              chan struct{}
+}
+
+// albumsOf lists the albums that hold file id (museum's UPDATE of
+// collection_files and collections rows); s.mu is held.
+func (s *Server) albumsOf(id int64) []int64 {
+	var out []int64
+	for _, a := range s.collections {
+		if a.entries[id] != nil {
+			out = append(out, a.ID)
+		}
+	}
+	return out
+}
+
+// blocked reports whether a thumbnail commit by u for file id needs rows
+// the wedge holds; s.mu is held.
+func (w *wedge) blocked(s *Server, u *User, id int64) bool {
+	if w == nil {
+		return false
+	}
+	if w.users[u.ID] || w.files[id] {
+		return true
+	}
+	for _, a := range s.albumsOf(id) {
+		if w.albums[a] {
+			return true
+		}
+	}
+	return false
 }
 
 // Restart ends a wedge as restarting museum would: its transaction rolls
@@ -258,8 +287,8 @@ func (s *Server) Hung() int { return s.Requests("HUNG PUT /files/thumbnail") }
 // files.info (whose thumbSize keeps the upload's size), bumps the file
 // everywhere and deletes the old object. An exact repeat (a key already
 // committed) answers 500 and wedges museum: later thumbnail commits by the
-// same user or for the same file hang until Restart or until the client
-// gives up.
+// same user, for the same file or for a file in one of its albums hang
+// until Restart or until the client gives up.
 func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request) {
 	u, ok := s.authUser(w, r)
 	if !ok {
@@ -276,7 +305,7 @@ func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	for s.wedged != nil && (s.wedged.users[u.ID] || s.wedged.files[in.FileID]) {
+	for s.wedged.blocked(s, u, in.FileID) {
 		release := s.wedged.release
 		s.counts["HUNG PUT /files/thumbnail"]++
 		s.mu.Unlock()
@@ -311,10 +340,13 @@ func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request) {
 		// The duplicate object_copies insert: 500, transaction left open.
 		s.counts["EXACT REPEAT PUT /files/thumbnail"]++
 		if s.wedged == nil {
-			s.wedged = &wedge{users: map[int64]bool{}, files: map[int64]bool{}, release: make(chan struct{})}
+			s.wedged = &wedge{users: map[int64]bool{}, files: map[int64]bool{}, albums: map[int64]bool{}, release: make(chan struct{})}
 		}
 		s.wedged.users[u.ID] = true
 		s.wedged.files[f.ID] = true
+		for _, a := range s.albumsOf(f.ID) {
+			s.wedged.albums[a] = true
+		}
 		apiErr(w, 500, "", "")
 	default:
 		s.usedThumbs[key] = true
