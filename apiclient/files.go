@@ -104,6 +104,19 @@ func (c *Client) FilesInfo(ctx context.Context, fileIDs []int64) (map[int64]File
 	return m, nil
 }
 
+// LargeThumbnails lists the caller's files whose thumbnail object is at
+// least threshold bytes, by the size museum records for the object
+// (object_keys.size): the size PUT /files/thumbnail compares a new
+// thumbnail against. files.info's thumbSize keeps the size at upload and is
+// not updated when a thumbnail is replaced.
+func (c *Client) LargeThumbnails(ctx context.Context, threshold int64) ([]int64, error) {
+	var out struct {
+		IDs []int64 `json:"largeThumbnailFiles"`
+	}
+	err := c.do(ctx, "GET", "/files/large-thumbnails", url.Values{"threshold": {itoa(threshold)}}, nil, &out)
+	return out.IDs, err
+}
+
 // UploadURLs mints count presigned PUT URLs. Safe to repeat: unused objects
 // are collected by the server.
 func (c *Client) UploadURLs(ctx context.Context, count int) ([]UploadURL, error) {

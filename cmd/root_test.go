@@ -23,6 +23,8 @@ type env struct {
 	healthTimeout   time.Duration
 	healthTransport http.RoundTripper
 	freeSpace       func(string) (int64, error)
+	// terminal makes stderr a terminal (progress bars).
+	terminal bool
 }
 
 func newEnv(t *testing.T) *env {
@@ -44,6 +46,8 @@ func (e *env) run(args ...string) (code int, stdout, stderr string) {
 		healthTimeout:   e.healthTimeout,
 		healthTransport: e.healthTransport,
 		freeSpace:       e.freeSpace,
+
+		stderrIsTerminal: e.terminal,
 	}
 	code = run(context.Background(), d, args)
 	return code, out.String(), errb.String()
