@@ -12,7 +12,8 @@ import (
 // missingLocally lists the saved files a part of which is gone from its
 // album folder (deleted by hand, say), so the run downloads them again and
 // the backup stays whole. Entries the server deleted are not counted: no
-// album gives them any more. A whole album folder gone counts each file.
+// album gives them any more, nor stale copies (refreshed by linking). A
+// whole album folder gone counts each file.
 func (r *run) missingLocally() ([]int64, error) {
 	colls, err := r.st.Collections()
 	if err != nil {
@@ -25,7 +26,9 @@ func (r *run) missingLocally() ([]int64, error) {
 		}
 		for cid, e := range f.Entries {
 			c := colls[cid]
-			if c == nil || c.Deleted || e.Deleted {
+			// A stale copy is refreshed from another album's copy by
+			// every run, without a download, whether or not it is there.
+			if c == nil || c.Deleted || e.Deleted || e.Stale {
 				continue
 			}
 			if partGone(r.dir, c.Folder, e) {
