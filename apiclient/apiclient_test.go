@@ -171,6 +171,7 @@ func TestDownloadFollowsTheRedirectWithoutTheToken(t *testing.T) {
 	assert.Equal(t, 1, s.Requests(fmt.Sprintf("GET /files/download/%d", f.ID)))
 	assert.Equal(t, 1, s.Requests(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID)))
 	assert.Zero(t, s.Leaks(), "the object store saw the token")
+	assert.Zero(t, s.QueryTokens(), "the token travels in a header, never in a URL")
 }
 
 func fileHeader(t *testing.T, c *apiclient.Client, f *enteapitest.File) []byte {
@@ -220,6 +221,19 @@ func TestNetworkErrorsNeverShowTheToken(t *testing.T) {
 	_, err = c.Collections(context.Background(), 0)
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), tok)
+}
+
+// An error page that echoes the token does not carry it into the error.
+func TestErrorPagesNeverShowTheToken(t *testing.T) {
+	s := newServer(t, enteapitest.Config{})
+	c, u := login(t, s)
+	f := u.AddAlbum("a").AddFile(enteapitest.FileSpec{Title: "p.jpg", Data: []byte("x")})
+	tok := u.Token()
+	s.Inject(fmt.Sprintf("GET /files/download/%d", f.ID), enteapitest.StatusBody(502, `{"error":"upstream failed for token `+tok+`"}`))
+	_, err := c.WithToken(tok).DownloadFile(context.Background(), f.ID)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), tok)
+	assert.Contains(t, err.Error(), "[token]")
 }
 
 func TestB64DecodesLeniently(t *testing.T) {

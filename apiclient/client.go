@@ -117,7 +117,13 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	return nil, apiError(req, resp)
+	e := apiError(req, resp)
+	if c.token != "" {
+		// An error page that echoes the request must not carry the token
+		// into logs and records.
+		e.Message = strings.ReplaceAll(e.Message, c.token, "[token]")
+	}
+	return nil, e
 }
 
 // apiError reads the error body in whichever of museum's shapes it comes

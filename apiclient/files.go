@@ -78,10 +78,10 @@ func (c *Client) DownloadThumbnail(ctx context.Context, fileID int64) (*Object, 
 	return c.openObject(ctx, "/files/preview/"+itoa(fileID), 0)
 }
 
-// openObject asks museum for an object with the token in the query (never
-// as a header, which Go would forward to the redirect target) and follows
-// the 307 to the object store itself, with no credentials and no Referer.
-// A museum that serves the bytes directly (200) works too.
+// openObject asks museum for an object with the token in the X-Auth-Token
+// header (never in the URL, which proxies log and error pages echo) and
+// follows the 307 to the object store itself, with no credentials and no
+// Referer. A museum that serves the bytes directly (200) works too.
 func (c *Client) openObject(ctx context.Context, path string, from int64) (*Object, error) {
 	rng := ""
 	if from > 0 {
@@ -93,13 +93,15 @@ func (c *Client) openObject(ctx context.Context, path string, from int64) (*Obje
 // openRange is openObject with a Range header (none when rng is "").
 func (c *Client) openRange(ctx context.Context, path, rng string) (*Object, error) {
 	u := c.base.JoinPath(path)
-	u.RawQuery = url.Values{"token": {c.token}}.Encode()
 	for hop := 0; ; hop++ {
 		req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 		if err != nil {
 			return nil, redact(err)
 		}
 		c.setHeaders(req)
+		if hop == 0 && c.token != "" {
+			req.Header.Set("X-Auth-Token", c.token)
+		}
 		if rng != "" {
 			req.Header.Set("Range", rng)
 		}
@@ -145,6 +147,19 @@ func (c *Client) FilesInfo(ctx context.Context, fileIDs []int64) (map[int64]File
 		m[fi.ID] = fi.FileInfo
 	}
 	return m, nil
+}
+
+// LargeThumbnails lists the caller's files whose thumbnail object is at
+// least threshold bytes, by the size museum records for the object
+// (object_keys.size): the size PUT /files/thumbnail compares a new
+// thumbnail against. files.info's thumbSize keeps the size at upload and is
+// not updated when a thumbnail is replaced.
+func (c *Client) LargeThumbnails(ctx context.Context, threshold int64) ([]int64, error) {
+	var out struct {
+		IDs []int64 `json:"largeThumbnailFiles"`
+	}
+	err := c.do(ctx, "GET", "/files/large-thumbnails", url.Values{"threshold": {itoa(threshold)}}, nil, &out)
+	return out.IDs, err
 }
 
 // UploadURLs mints count presigned PUT URLs. Safe to repeat: unused objects

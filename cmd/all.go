@@ -84,13 +84,13 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 		}
 		fd := d
 		fd.getenv = func(k string) string {
-			if k == "QUAK_HEALTHCHECK_URL" {
+			if k == "QUAK_HEALTHCHECK_URL" || k == "QUAK_HEALTHCHECK_URL_FILE" {
 				return "" // --all pings once for the whole run
 			}
 			return d.getenv(k)
 		}
 		if jsonOut {
-			fd.stdout = &taggedLines{w: d.stdout, tags: map[string]any{"account": f.Email, "dir": f.Dir}}
+			fd.stdout = &taggedLines{w: jsonWriter(d.stdout), tags: map[string]any{"account": f.Email, "dir": f.Dir}}
 		}
 		fmt.Fprintf(human, "== %s on %s: %s\n", f.Email, f.Endpoint, f.Dir)
 		err := run(fd, f)
@@ -137,7 +137,10 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	if o.json {
 		human = d.stderr
 	}
-	url := firstOf(o.healthURL, d.getenv("QUAK_HEALTHCHECK_URL"))
+	url, err := healthURL(d, o)
+	if err != nil {
+		return err
+	}
 	if o.dryRun {
 		url = ""
 	}
@@ -156,7 +159,7 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	sums := map[string]*backup.Summary{}
 	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f account.Folder) error {
 		fo := *o
-		fo.healthURL = ""
+		fo.healthURL, fo.healthFile = "", ""
 		fo.multi = multiFlags{done: func(s *backup.Summary, _ int) {
 			if s != nil && s.Started {
 				sums[f.Dir] = s
@@ -175,9 +178,10 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 		}
 		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", r.folder.Email, r.folder.Dir, r.code, what))
 	}
-	lines = append(lines, fmt.Sprintf("Total for %d of %d folders: %s; exit code %d", len(runs), len(folders), summaryLine(total), code))
+	totalLine := fmt.Sprintf("%sTotal for %d of %d folders: %s; exit code %d", outcomeFirst(code), len(runs), len(folders), summaryLine(total), code)
+	lines = append(lines, totalLine)
 	fmt.Fprintln(human, "== every account")
-	lf, lerr := openLogFile(d, o.logFile)
+	lf, lerr := openLogFile(d, d.g.logFile)
 	for _, l := range lines {
 		fmt.Fprintln(human, l)
 		if lerr == nil {
@@ -191,9 +195,11 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 		f := summaryFields(total, code)
 		f["folders"], f["runs"], f["dryRun"] = len(folders), len(runs), o.dryRun
 		f["exitCodes"] = exitCodesOf(runs)
+		f["error"] = errText(err)
 		newJSONLines(d).write("total", f)
 	}
-	ping.finish(ctx, code, strings.Join(lines, "\n"))
+	// The ping's body says how the whole run ended first, then each folder.
+	ping.finish(ctx, code, strings.Join(append([]string{totalLine}, lines[:len(lines)-1]...), "\n"))
 	return err
 }
 
@@ -211,6 +217,9 @@ func addSummary(t, s *backup.Summary) {
 	t.AlbumsDeleted += s.AlbumsDeleted
 	t.AlbumsFailed += s.AlbumsFailed
 	t.Skipped += s.Skipped
+	t.LeftOut += s.LeftOut
+	t.LocalRestored += s.LocalRestored
+	t.AlbumsLeftOut += s.AlbumsLeftOut
 	t.Pruned += s.Pruned
 	t.Restored += s.Restored
 	t.Bytes += s.Bytes

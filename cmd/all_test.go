@@ -109,7 +109,7 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 
 	assert.Equal(t, []string{"GET /p/start", "POST /p/fail"}, log.pings, "one ping for the whole run")
 	body := log.bodies[1]
-	assert.True(t, strings.HasPrefix(body, "exit code 5\n"), body)
+	assert.True(t, strings.HasPrefix(body, "exit code 5\nFAILED (exit code 5): Total for 4 of 4 folders: "), body)
 	for _, want := range []string{"alice@example.org, " + fam.dirs["alice"] + ": exit code 0: 1 new",
 		"bob@example.org, " + fam.dirs["bob"] + ": exit code 5: refused before it started",
 		"carol@example.org, " + fam.dirs["carol"] + ": exit code 3",
@@ -147,6 +147,7 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 	total := ofType(objs, "total")
 	require.Len(t, total, 1)
 	assert.Equal(t, 5.0, total[0]["exitCode"])
+	assert.Contains(t, total[0]["error"], "3 of 4 folders did not fully succeed")
 	assert.Equal(t, float64(len(saved)), total[0]["counts"].(map[string]any)["new"], "the total adds up the runs")
 	assert.Nil(t, total[0]["account"])
 	assert.Equal(t, map[string]any{"corrupt": 1.0}, total[0]["reasons"], "dave's damaged file")
@@ -163,13 +164,16 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 	logged, err := os.ReadFile(logFile)
 	require.NoError(t, err)
 	assert.Contains(t, string(logged), "Total for 4 of 4 folders: ", "the total reaches the log too")
+	qcode, qout, qerr := fam.e.run("backup", "--all", "-q")
+	assert.Equal(t, exitOK, qcode)
+	assert.Empty(t, qout+qerr, "-q: a clean --all says nothing")
 	assert.Contains(t, out, "== carol@example.org on "+fam.s.URL()+": "+fam.dirs["carol"])
 }
 
 // The exit code of an --all run is the worst of its runs' codes in the
 // order README gives.
 func TestWorseOrder(t *testing.T) {
-	order := []int{exitTerminated, exitInterrupt, exitFatal, exitUnusableDir, exitLogin, exitLocked, exitStale, exitPartial, exitOK}
+	order := []int{exitTerminated, exitInterrupt, exitFatal, exitUnusableDir, exitLogin, exitTempFail, exitLocked, exitStale, exitPartial, exitOK}
 	for i, a := range order {
 		for j, b := range order {
 			want := a
@@ -179,9 +183,11 @@ func TestWorseOrder(t *testing.T) {
 			assert.Equal(t, want, worse(a, b), "worse(%d, %d)", a, b)
 		}
 	}
-	assert.Equal(t, 75, worse(exitUnusableDir, 75), "a code quak does not list counts as fatal")
-	assert.Equal(t, exitInterrupt, worse(75, exitInterrupt))
-	assert.Equal(t, exitFatal, worse(exitFatal, 75), "between codes as bad, the first stays")
+	assert.Equal(t, 77, worse(exitUnusableDir, 77), "a code quak does not list counts as fatal")
+	assert.Equal(t, exitInterrupt, worse(77, exitInterrupt))
+	assert.Equal(t, exitFatal, worse(exitFatal, 77), "between codes as bad, the first stays")
+	assert.Equal(t, exitLogin, worse(exitTempFail, exitLogin), "a session to renew outranks a server that was away")
+	assert.Equal(t, exitTempFail, worse(exitLocked, exitTempFail), "a server that was away outranks a lock held")
 }
 
 // A folder another run holds is reported locked; the others still run.
@@ -394,6 +400,6 @@ func TestBackupAllStopsWhenInterrupted(t *testing.T) {
 	_, err := os.Stat(filepath.Join(fam.dirs["bob"], "B", "b.jpg"))
 	assert.True(t, os.IsNotExist(err))
 	assert.Equal(t, []string{"GET /start", "POST /fail"}, log.pings)
-	assert.True(t, strings.HasPrefix(log.bodies[1], "exit code 130\n"), log.bodies[1])
+	assert.True(t, strings.HasPrefix(log.bodies[1], "exit code 130\nINTERRUPTED (exit code 130): Total for 1 of 2 folders"), log.bodies[1])
 	assert.Contains(t, out.String(), "Total for 1 of 2 folders")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,8 +25,8 @@ type backupOpts struct {
 	concurrency int
 	attempts    int
 	json        bool
-	logFile     string
 	healthURL   string
+	healthFile  string
 	verify      bool
 	init        bool
 	noSpace     bool
@@ -114,7 +115,7 @@ and DIR remembers it (with --init or --account), so later runs need not say
 it. --all backs up every folder recorded that way, one after another, each
 with its account's session and its own lock: one folder's failure never
 stops the others, one health-check ping covers the whole run, and the exit
-code is the worst of theirs in the order 130/143, 1, 5, 3, 4, 2, 0.
+code is the worst of theirs in the order 130/143, 1, 5, 3, 75, 4, 2, 0.
 
 Exit codes:
   0  everything saved
@@ -122,6 +123,10 @@ Exit codes:
   3  not logged in, or the session was rejected: run quak login
   4  another quak run holds DIR's lock
   5  DIR is unusable: missing, not writable, or the backup of another account
+  64 bad command line, or an --albums pattern that matches no album
+  75 the server or its object store could not be reached (refused, or
+     several files in a row could not connect): the run stopped at once,
+     files not tried are not failed; try again later
   1  any other fatal error
   130/143  interrupted by Ctrl-C / SIGTERM`,
 		Args: o.multi.args("backup"),
@@ -137,12 +142,12 @@ Exit codes:
 	f.IntVar(&o.concurrency, "concurrency", 0, "files to download at once (default: found from the link, 4 to 32)")
 	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
-	f.StringVar(&o.logFile, "log-file", "", "also append the human lines, timestamped, to this file")
-	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); default $QUAK_HEALTHCHECK_URL")
+	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); visible in ps: prefer $QUAK_HEALTHCHECK_URL or --healthcheck-url-file")
+	f.StringVar(&o.healthFile, "healthcheck-url-file", "", "read the health-check URL from this file, not readable by everyone (default $QUAK_HEALTHCHECK_URL_FILE)")
 	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
 	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")
-	f.BoolVar(&o.dryRun, "dry-run", false, "say everything this run would do, writing nothing (no file, no state, no lock)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "say everything this run would do, writing nothing (no file, no state, no lock; exits 4 while a backup runs)")
 	f.BoolVar(&o.metaOnly, "metadata-only", false, "refresh sidecars, album files, names and mtimes from a full listing; download nothing")
 	f.Int64Var(&o.resumeAbove, "resume-above", backup.DefaultResumeAbove, "bytes: larger downloads keep a resume point every this many bytes, for the next run (-1: never)")
 	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
@@ -179,16 +184,16 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	if o.json {
 		jl = newJSONLines(d)
 	}
-	lf, err := openLogFile(d, o.logFile)
+	lf, err := openLogFile(d, d.g.logFile)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = lf.close() }()
 	pr := newPrinter(d, jl, lf)
 	pr.dryRun = o.dryRun
-	url := o.healthURL
-	if url == "" {
-		url = d.getenv("QUAK_HEALTHCHECK_URL")
+	url, err := healthURL(d, o)
+	if err != nil {
+		return err
 	}
 	if o.dryRun {
 		url = "" // a preview is not a backup: no ping
@@ -203,16 +208,22 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		// Whatever happened, a started run and every refusal end with one
 		// summary and one ping.
 		code := runExitCode(sum, err)
-		pr.finish(sum, code)
+		pr.finish(sum, code, err)
 		if err != nil {
 			lf.line("quak: error: " + err.Error())
 		}
 		var line string
 		switch {
 		case sum != nil && sum.Started:
-			line = summaryLine(sum)
+			line = outcomeFirst(code) + summaryLine(sum)
+			if err != nil {
+				line += "\nerror: " + fmt.Sprint(errText(err))
+			}
 		case err != nil:
-			line = "refused before it started: " + err.Error()
+			line = "REFUSED before it started: " + fmt.Sprint(errText(err))
+			if !o.dryRun {
+				recordRefusal(d, dir, code, err)
+			}
 		}
 		ping.finish(ctx, code, line)
 		if o.multi.done != nil {
@@ -265,7 +276,11 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		FreeSpace:      spaceCheck(d, o.noSpace),
 		Record: func(s *backup.Summary, err error) (any, bool) {
 			code := runExitCode(s, err)
-			return lastRun(a, s, err, code), code == exitOK
+			rec := lastRun(a, s, err, code)
+			rec["metadataOnly"] = o.metaOnly
+			// Only a full backup is a success: not a metadata refresh, nor
+			// a --prune run that refused to prune.
+			return rec, code == exitOK && !o.metaOnly && s.PruneRefused == ""
 		},
 	})
 	if sum != nil && sum.Started && !o.dryRun && (o.multi.account != "" || o.init) {
@@ -280,6 +295,35 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		return &partialError{files: sum.Failed, albums: sum.AlbumsFailed}
 	}
 	return nil
+}
+
+// recordRefusal notes in DIR/.quak/last-refused.json a run refused before
+// it started, so quak status does not go on calling the backup healthy.
+func recordRefusal(d deps, dir string, code int, err error) {
+	now := time.Now
+	if d.now != nil {
+		now = d.now
+	}
+	_ = backup.RecordRefusal(dir, map[string]any{
+		"time": now().UTC().Format(time.RFC3339), "exitCode": code, "error": errText(err), "version": quakVersion(),
+	})
+}
+
+// healthURL is the health-check URL: --healthcheck-url, else the file
+// --healthcheck-url-file or $QUAK_HEALTHCHECK_URL_FILE names, else
+// $QUAK_HEALTHCHECK_URL; "" for none.
+func healthURL(d deps, o *backupOpts) (string, error) {
+	if o.healthURL != "" {
+		return o.healthURL, nil
+	}
+	if path := firstOf(o.healthFile, d.getenv("QUAK_HEALTHCHECK_URL_FILE")); path != "" {
+		b, err := readSecretFile(path)
+		if err != nil {
+			return "", &usageError{fmt.Errorf("--healthcheck-url-file: %w", err)}
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	return d.getenv("QUAK_HEALTHCHECK_URL"), nil
 }
 
 // spaceCheck is how backup learns the free space, or nil for no check.
@@ -342,6 +386,7 @@ func lastRun(a *account.Account, s *backup.Summary, err error, code int) map[str
 	f["start"] = s.Start.UTC().Format(time.RFC3339)
 	f["end"] = s.Start.Add(s.Duration).UTC().Format(time.RFC3339)
 	f["failures"] = failures
+	f["pruneRefused"] = s.PruneRefused
 	f["totalFiles"] = s.TotalFiles
 	f["totalBytes"] = s.TotalBytes
 	f["version"] = quakVersion()
@@ -352,7 +397,14 @@ func lastRun(a *account.Account, s *backup.Summary, err error, code int) map[str
 type partialError struct{ files, albums int }
 
 func (e *partialError) Error() string {
-	return fmt.Sprintf("%d files and %d albums could not be backed up; the next run retries them first", e.files, e.albums)
+	var what []string
+	if e.files > 0 {
+		what = append(what, plural(e.files, "file"))
+	}
+	if e.albums > 0 {
+		what = append(what, plural(e.albums, "album"))
+	}
+	return strings.Join(what, " and ") + " could not be backed up; the next run retries them first"
 }
 
 // openLogFile opens --log-file for appending (created 0600), or returns

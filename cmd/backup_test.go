@@ -70,12 +70,48 @@ func TestBackupReportsRetries(t *testing.T) {
 	e, s, u, dir := loggedIn(t)
 	f := u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
 	s.Inject(fmt.Sprintf("GET /files/download/%d", f.ID), enteapitest.Status(503))
-	code, _, errOut := e.run("backup", dir)
+	code, _, errOut := e.run("backup", "-v", dir)
 	if code != exitOK || !strings.Contains(errOut, "attempt 1 failed, retrying in") || !strings.Contains(errOut, "HTTP 503") {
 		t.Fatalf("code %d, stderr %q", code, errOut)
 	}
 	if strings.Contains(errOut, "token=") {
 		t.Fatalf("a retry line shows the token: %q", errOut)
+	}
+	if !strings.Contains(errOut, "downloaded: A/x.jpg") {
+		t.Fatalf("-v names each file's decision: %q", errOut)
+	}
+	g := u.AddAlbum("B").AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 10, Seed: 2})
+	s.Inject(fmt.Sprintf("GET /files/download/%d", g.ID), enteapitest.Status(503))
+	if code, _, errOut = e.run("backup", dir); code != exitOK || errOut != "" {
+		t.Fatalf("without -v a retry that succeeds says nothing: code %d, %q", code, errOut)
+	}
+}
+
+// -q prints nothing at all when the run succeeds, and everything, the
+// summary included, when it does not.
+func TestBackupQuiet(t *testing.T) {
+	e, s, u, dir := loggedIn(t)
+	a := u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	for range 2 {
+		if code, out, errOut := e.run("backup", "-q", dir); code != exitOK || out != "" || errOut != "" {
+			t.Fatalf("code %d, stdout %q, stderr %q", code, out, errOut)
+		}
+	}
+	bad := a.AddFile(enteapitest.FileSpec{Title: "bad.jpg", Size: 10, Seed: 2})
+	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, bad.ID), enteapitest.Repeat(enteapitest.FlipAt(3), 5)...)
+	code, out, errOut := e.run("backup", "--quiet", dir)
+	if code != exitPartial || !strings.Contains(out, "1 failed") || !strings.Contains(errOut, "failed: A / bad.jpg") || !strings.Contains(errOut, "quak: error:") {
+		t.Fatalf("a failed quiet run shows everything: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, _ := e.run("backup", "-q", "-v", dir); code != exitUsage {
+		t.Fatalf("-q with -v: code %d", code)
+	}
+	log := filepath.Join(t.TempDir(), "status.log")
+	code, out, _ = e.run("status", "--offline", "--log-file", log, dir)
+	b, _ := os.ReadFile(log)
+	if code != exitPartial || !strings.Contains(string(b), "Backup:") || !strings.Contains(out, "Backup:") || !strings.Contains(string(b), "quak: error:") {
+		t.Fatalf("--log-file works for status too: code %d, log %q", code, b)
 	}
 }
 

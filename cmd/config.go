@@ -85,7 +85,7 @@ func readSecretFile(path string) ([]byte, error) {
 	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("password file %s does not exist", path)
+		return nil, fmt.Errorf("%s does not exist", path)
 	}
 	if err != nil {
 		return nil, err

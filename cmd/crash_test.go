@@ -263,8 +263,9 @@ func TestFixThumbnailsKilledAndRerun(t *testing.T) {
 	e, s, u, _ := loggedIn(t)
 	a := u.AddAlbum("A")
 	first, second, third := lostThumb(t, a, "1.jpg"), lostThumb(t, a, "2.jpg"), lostThumb(t, a, "3.jpg")
-	// The second file's check passes; its read-back after the commit stalls.
-	s.Inject(fmt.Sprintf("GET /files/preview/%d", second.ID), enteapitest.Pass(), enteapitest.StallHeaders())
+	// The second file's check (two reads: one 404 proves no loss) passes;
+	// its read-back after the commit stalls.
+	s.Inject(fmt.Sprintf("GET /files/preview/%d", second.ID), enteapitest.Pass(), enteapitest.Pass(), enteapitest.StallHeaders())
 
 	signalWhenStalled(t, bin, e, s, syscall.SIGKILL, "helper", "fix-missing-thumbnails", "--concurrency", "1")
 	if n := s.Requests("PUT /files/thumbnail"); n != 2 {
@@ -282,5 +283,8 @@ func TestFixThumbnailsKilledAndRerun(t *testing.T) {
 	}
 	if n := s.Requests("PUT /files/thumbnail"); n != 3 {
 		t.Fatalf("%d commits in all, want exactly one per file", n)
+	}
+	if n := s.ExactRepeats(); n != 0 {
+		t.Fatalf("%d exact repeats of a commit", n)
 	}
 }

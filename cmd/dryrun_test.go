@@ -25,6 +25,9 @@ func TestBackupDryRunAndMetadataOnly(t *testing.T) {
 		t.Fatalf("a dry run wrote %d entries, downloaded or pinged (%v)", len(entries), log.pings)
 	}
 	code, out, _ = e.run("backup", "--dry-run", "--json", dir)
+	if objs := jsonLinesOf(t, out); len(ofType(objs, "saved")) != 0 || len(ofType(objs, "would-save")) == 0 {
+		t.Fatalf("a dry run saves nothing, and says so: %q", out)
+	}
 	if sum := ofType(jsonLinesOf(t, out), "summary"); code != 0 || len(sum) != 1 || sum[0]["dryRun"] != true {
 		t.Fatalf("code %d, %v", code, sum)
 	}

@@ -22,7 +22,7 @@ func TestEveryEventKindIsPrintedAndDocumented(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
 	seen := map[string]backup.Kind{}
-	for k := backup.FileSaved; k <= backup.FileRestored; k++ {
+	for k := backup.FileSaved; k <= backup.LocalRestored; k++ {
 		if k == backup.Progress {
 			continue
 		}
@@ -35,6 +35,9 @@ func TestEveryEventKindIsPrintedAndDocumented(t *testing.T) {
 		}
 		seen[typ] = k
 		assert.Contains(t, string(readme), "`"+typ+"`", "README's JSON table lacks %s", typ)
+		if dry, ok := dryTypes[k]; ok {
+			assert.Contains(t, string(readme), "`"+dry+"`", "README's JSON table lacks %s", dry)
+		}
 	}
 
 	for _, c := range []struct {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/quak-photos/quak/download/catalog"
@@ -26,6 +27,8 @@ type fixThumbsOpts struct {
 	concurrency int
 	attempts    int
 	account     string
+	content     bool
+	ids         []int64
 }
 
 func newFixThumbnailsCmd(d deps) *cobra.Command {
@@ -34,31 +37,45 @@ func newFixThumbnailsCmd(d deps) *cobra.Command {
 		Use:   "fix-missing-thumbnails",
 		Short: "Find thumbnails Ente has lost or damaged and make them again",
 		Long: `Check the thumbnail of every file your account owns and repair the ones
-the server has lost (its bytes are gone) or that are damaged (they do not
-decrypt, or are not an image): quak makes a new one from the original, as
-Ente's apps do (JPEG, longer side 720 px), fits it within the size the
-server has on record (the server refuses a larger one), encrypts it with the
-file's key, uploads it, and reads it back before calling it repaired.
+the server has lost (its bytes are gone: two 404s in a row, not one) or that
+are damaged (they do not decrypt, or are not an image): quak makes a new one
+from the original, as Ente's apps do (JPEG, longer side 720 px at quality 70
+to 50, then smaller sizes down to 256 px before a lower quality), fits it
+within the size the server records for the thumbnail it replaces (the server
+refuses a larger one, and that size is learned before anything is sent),
+encrypts it with the file's key, uploads it, commits it once, and reads it
+back before calling it repaired.
+
+With --check-content it also compares every thumbnail that decrypts with its
+original and repairs those that show the wrong picture: blank (one colour),
+garbled (noise, or partly flat grey), turned (rotated or mirrored) or
+wrong-picture (another photo). A flagged thumbnail is replaced only when the
+new one is clearly closer to the original; the comparison is conservative,
+and for videos only blank and garbled are judged. Ente's apps cache
+thumbnails: a device may show the old one until its cache is cleared.
 
 This changes your account: Ente's apps on other devices fetch the new
-thumbnails. Run with --dry-run first to see what would change.
+thumbnails. Run with --dry-run first to see what would change; --ids limits a
+run to a few files.
 
 It never touches:
   - files others shared with you (only their owner can; counted once),
   - thumbnails the server has no record of (no-record: the server would
     refuse the update), and Ente's deliberate black placeholders,
   - thumbnails it could not check (unknown: errors or rate limits that
-    outlasted the retries); a flaky network never counts as "missing".
+    outlasted the retries, a body cut on the way twice); a flaky network
+    never counts as "missing".
 
 Originals are downloaded and checked against Ente's hash, or, with --from,
-taken from a quak backup folder where their hash still matches. JPEG, PNG,
-GIF and WebP are read by quak itself; HEIC needs libheif's heif-dec (or
-heif-convert) and videos need ffmpeg on PATH, else they are reported
-unsupported.
+taken from a quak backup folder where their hash still matches; one without
+a hash is never used. JPEG, PNG, GIF and WebP are read by quak itself; HEIC
+needs libheif's heif-dec (or heif-convert) and videos need ffmpeg on PATH
+(and ffprobe to tone-map HDR), else they are reported unsupported.
 
 Exit codes:
   0  every owned file is ok or repaired (or beyond repair by design)
-  2  some file is unknown, too large to fit, unsupported, or failed
+  2  some file is unknown, too large to fit, unsupported, kept or failed,
+     or an --ids id is not one of your files
   3  not logged in, or the session was rejected
   4  --from's backup folder is in use by a running backup
   1  any other fatal error`,
@@ -67,6 +84,8 @@ Exit codes:
 	}
 	f := c.Flags()
 	f.BoolVar(&o.dryRun, "dry-run", false, "find and regenerate, but upload nothing")
+	f.BoolVar(&o.content, "check-content", false, "also compare every thumbnail with its original and repair the ones showing the wrong picture")
+	f.Int64SliceVar(&o.ids, "ids", nil, "only these files (ids, comma-separated)")
 	f.IntVar(&o.limit, "limit", 0, "repair at most N files this run (0: no limit)")
 	f.StringVar(&o.from, "from", "", "take originals from this quak backup folder when their hash matches")
 	f.StringArrayVar(&o.albums, "albums", nil, "only files in these albums (name glob or id; repeatable)")
@@ -80,6 +99,11 @@ Exit codes:
 }
 
 func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
+	for _, id := range o.ids {
+		if id <= 0 {
+			return &usageError{fmt.Errorf("--ids takes file ids, positive numbers: %d", id)}
+		}
+	}
 	if o.concurrency < 1 || o.attempts < 1 || o.limit < 0 {
 		return &usageError{fmt.Errorf("--concurrency and --attempts must be at least 1, --limit at least 0")}
 	}
@@ -98,16 +122,20 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 	}
 	p.OnRetry = tp.retry
 	sum, err := thumbnails.Run(ctx, thumbnails.Options{
-		Client:      c,
-		Keys:        catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey},
-		Policy:      p,
-		Concurrency: o.concurrency,
-		DryRun:      o.dryRun,
-		Limit:       o.limit,
-		Albums:      albums,
-		FromDir:     o.from,
-		Events:      tp.event,
+		Client:       c,
+		Keys:         catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey},
+		Policy:       p,
+		Concurrency:  o.concurrency,
+		DryRun:       o.dryRun,
+		Limit:        o.limit,
+		Albums:       albums,
+		FromDir:      o.from,
+		IDs:          o.ids,
+		CheckContent: o.content,
+		Events:       tp.event,
+		Listed:       tp.listed,
 	})
+	tp.finish()
 	if err != nil {
 		return err
 	}
@@ -125,11 +153,37 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 type thumbPrinter struct {
 	d    deps
 	json *jsonLines
+	bar  *progressbar.ProgressBar // on a terminal only
+}
+
+// listed starts the progress bar on a terminal, once the files are known.
+func (tp *thumbPrinter) listed(n int) {
+	if !tp.d.stderrIsTerminal {
+		return
+	}
+	tp.bar = progressbar.NewOptions(n,
+		progressbar.OptionSetWriter(tp.d.stderr),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetDescription("checking thumbnails"),
+		progressbar.OptionSetRenderBlankState(true),
+	)
+}
+
+func (tp *thumbPrinter) finish() {
+	if tp.bar != nil {
+		_ = tp.bar.Finish()
+	}
 }
 
 func (tp *thumbPrinter) retry(err error, attempt int, delay time.Duration) {
 	if tp.json != nil {
 		tp.json.write("retry", map[string]any{"attempt": attempt, "delay": delay.Seconds(), "cause": err.Error()})
+	}
+	if tp.bar != nil {
+		_ = tp.bar.Clear()
 	}
 	fmt.Fprintf(tp.d.stderr, "quak: attempt %d failed, retrying in %s: %v\n", attempt, delay.Round(100*time.Millisecond), err)
 }
@@ -140,6 +194,12 @@ func (tp *thumbPrinter) event(e thumbnails.Event) {
 			"fileID": e.FileID, "album": e.Album, "title": e.Title, "class": string(e.Class),
 			"action": string(e.Action), "error": errText(e.Err), "recordedSize": e.Budget, "newSize": e.Size,
 		})
+	}
+	if tp.bar != nil {
+		_ = tp.bar.Clear()
+		if e.FileID != 0 {
+			defer func() { _ = tp.bar.Add(1) }()
+		}
 	}
 	if e.FileID == 0 {
 		fmt.Fprintf(tp.d.stderr, "quak: %v\n", e.Err)
@@ -160,10 +220,11 @@ func (tp *thumbPrinter) event(e thumbnails.Event) {
 
 // thumbClasses and thumbActions fix the order counts are printed in.
 var (
-	thumbClasses = []thumbnails.Class{thumbnails.OK, thumbnails.Lost, thumbnails.Corrupt, thumbnails.NoRecord,
+	thumbClasses = []thumbnails.Class{thumbnails.OK, thumbnails.Lost, thumbnails.Corrupt, thumbnails.Blank,
+		thumbnails.Garbled, thumbnails.Turned, thumbnails.WrongPicture, thumbnails.NoRecord,
 		thumbnails.Placeholder, thumbnails.Unknown}
 	thumbActions = []thumbnails.Action{thumbnails.Repaired, thumbnails.WouldRepair, thumbnails.TooLarge,
-		thumbnails.Unsupported, thumbnails.Failed, thumbnails.Skipped}
+		thumbnails.Unsupported, thumbnails.Failed, thumbnails.Kept, thumbnails.Skipped}
 )
 
 func (tp *thumbPrinter) summary(s *thumbnails.Summary, dryRun bool) {

@@ -16,6 +16,17 @@ import (
 )
 
 // realJPEG is a w×h JPEG original to make thumbnails from.
+// blackJPEG is an all-black w×h JPEG padded after its end (decoders ignore
+// that) to 100 KiB, so the recorded size leaves room for a real thumbnail.
+func blackJPEG(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, image.NewRGBA(image.Rect(0, 0, w, h)), &jpeg.Options{Quality: 70}); err != nil {
+		t.Fatal(err)
+	}
+	return append(b.Bytes(), make([]byte, 100<<10-b.Len())...)
+}
+
 func realJPEG(t *testing.T, w, h int) []byte {
 	t.Helper()
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -150,5 +161,35 @@ func waitStalled(t *testing.T, s *enteapitest.Server) {
 	case <-s.Stalled:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server never saw the request it was to stall")
+	}
+}
+
+// --check-content and --ids: each flagged file is a line of its own in
+// --json with its fileID and class; only the files named are checked; on a
+// terminal a progress bar counts the files.
+func TestFixThumbnailsCheckContentAndIDs(t *testing.T) {
+	e, s, u, _ := loggedIn(t)
+	a := u.AddAlbum("A")
+	orig := realJPEG(t, 300, 200)
+	black := a.AddFile(enteapitest.FileSpec{Title: "black.jpg", Data: orig, Thumbnail: blackJPEG(t, 300, 200)})
+	other := a.AddFile(enteapitest.FileSpec{Title: "other.jpg", Data: orig, Thumbnail: blackJPEG(t, 300, 200)})
+	code, out, errOut := e.run("helper", "fix-missing-thumbnails", "--dry-run", "--json", "--ids", fmt.Sprint(black.ID))
+	if code != 0 || !strings.Contains(out, `"class":"ok"`) || strings.Contains(out, fmt.Sprint(other.ID)) {
+		t.Fatalf("without --check-content a black thumbnail is ok, and --ids checks one file: code %d\n%s%s", code, out, errOut)
+	}
+	e.terminal = true
+	code, out, errOut = e.run("helper", "fix-missing-thumbnails", "--json", "--check-content", "--ids", fmt.Sprint(black.ID))
+	if code != 0 || !strings.Contains(out, fmt.Sprintf(`"class":"blank","error":null,"fileID":%d`, black.ID)) ||
+		!strings.Contains(out, `"action":"repaired"`) {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "checking thumbnails") {
+		t.Fatalf("no progress bar on a terminal:\n%s", errOut)
+	}
+	if n := s.Requests("PUT /files/thumbnail"); n != 1 {
+		t.Fatalf("%d commits, want 1", n)
+	}
+	if code, _, errOut := e.run("helper", "fix-missing-thumbnails", "--ids", "0"); code != exitUsage {
+		t.Fatalf("--ids 0: code %d\n%s", code, errOut)
 	}
 }

@@ -11,9 +11,10 @@ import (
 	"time"
 )
 
-// healthTimeout bounds each health-check request; with one retry, a dead
-// endpoint costs a run at most twice this per ping.
-const healthTimeout = 10 * time.Second
+// healthTimeout bounds each health-check ping, its retry included: a dead
+// or hung endpoint costs a run at most this at its start (beside the
+// backup) and this at its end.
+const healthTimeout = 5 * time.Second
 
 // pinger reports a run to a health-check service in healthchecks.io's
 // scheme: GET URL/start when the run begins, POST URL on success or
@@ -79,10 +80,13 @@ func (p *pinger) finish(ctx context.Context, code int, summary string) {
 	p.send(context.WithoutCancel(ctx), "POST", path, body)
 }
 
-// send makes one request, and one retry if the first fails.
+// send makes one request, and one retry if the first fails, both within
+// the timeout.
 func (p *pinger) send(ctx context.Context, method, path, body string) {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
 	var err error
-	for attempt := 0; attempt < 2; attempt++ {
+	for attempt := 0; attempt < 2 && ctx.Err() == nil; attempt++ {
 		if err = p.once(ctx, method, path, body); err == nil {
 			return
 		}
@@ -91,8 +95,6 @@ func (p *pinger) send(ctx context.Context, method, path, body string) {
 }
 
 func (p *pinger) once(ctx context.Context, method, path, body string) error {
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)

@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"sync"
 	"time"
@@ -22,7 +24,7 @@ func newJSONLines(d deps) *jsonLines {
 	if now == nil {
 		now = time.Now
 	}
-	return &jsonLines{w: d.stdout, now: now}
+	return &jsonLines{w: jsonWriter(d.stdout), now: now}
 }
 
 func (j *jsonLines) write(typ string, fields map[string]any) {
@@ -43,8 +45,11 @@ func (j *jsonLines) write(typ string, fields map[string]any) {
 
 // errText is an error's message for JSON, or nil.
 func errText(err error) any {
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
 	}
 	return err.Error()
 }

@@ -46,11 +46,6 @@ Exit codes: 0 logged in, 1 login failed, 64 bad command line.`,
 }
 
 func runLogin(ctx context.Context, d deps, o *loginOpts) error {
-	endpoint := firstOf(o.endpoint, d.getenv("QUAK_ENDPOINT"), apiclient.DefaultEndpoint)
-	c, err := o.net.client(d, endpoint)
-	if err != nil {
-		return err
-	}
 	path, err := sessionPath(d.getenv)
 	if err != nil {
 		return err
@@ -61,6 +56,16 @@ func runLogin(ctx context.Context, d deps, o *loginOpts) error {
 		if email, err = p.line("Email: "); err != nil {
 			return err
 		}
+	}
+	endpoint := firstOf(o.endpoint, d.getenv("QUAK_ENDPOINT"))
+	if endpoint == "" {
+		if endpoint = rememberedEndpoint(d, email); endpoint != "" {
+			fmt.Fprintf(d.stderr, "quak: logging in on %s, the server %s's earlier session or backup folder recorded (--endpoint chooses another)\n", endpoint, email)
+		}
+	}
+	c, err := o.net.client(d, firstOf(endpoint, apiclient.DefaultEndpoint))
+	if err != nil {
+		return err
 	}
 	a, err := account.Login(ctx, c, email, p, account.Options{Sleep: d.sleep})
 	if err != nil {
@@ -75,6 +80,26 @@ func runLogin(ctx context.Context, d deps, o *loginOpts) error {
 		fmt.Fprintf(d.stdout, "%d accounts are logged in; quak accounts lists them.\n", n)
 	}
 	return nil
+}
+
+// rememberedEndpoint is the server email's earlier session (expired,
+// say) or one of its recorded backup folders used, or "".
+func rememberedEndpoint(d deps, email string) string {
+	if ss, _, err := loadSessions(d); err == nil && ss != nil {
+		for _, a := range ss.List {
+			if account.SameEmail(a.Email, email) && a.Endpoint != "" {
+				return a.Endpoint
+			}
+		}
+	}
+	if fs, _, err := loadFolders(d); err == nil && fs != nil {
+		for _, f := range fs.List {
+			if account.SameEmail(f.Email, email) && f.Endpoint != "" {
+				return f.Endpoint
+			}
+		}
+	}
+	return ""
 }
 
 func firstOf(vals ...string) string {

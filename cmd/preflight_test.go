@@ -71,6 +71,17 @@ func TestFilterFlags(t *testing.T) {
 			t.Fatalf("%s: exists %v, want %v", name, err == nil, want)
 		}
 	}
+	code, out, errOut = e.run("backup", "--albums", "tr*", "--skip-videos", dir)
+	if code != 0 || !strings.Contains(out, "1 left out by filters (and 1 album not taken)") {
+		t.Fatalf("a later real run still says what the filters leave out: code %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = e.run("backup", "--albums", "Tri", dir)
+	if code != exitUsage || !strings.HasPrefix(out, "FAILED (exit code 64)") || !strings.Contains(errOut, `--albums "Tri" matches no album; nearest: "Trip", "Work"`) {
+		t.Fatalf("a pattern that matches nothing: code %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut = e.run("backup", "--dry-run", "--albums", "Holidays", dir); code != exitUsage || !strings.Contains(errOut, "matches no album") {
+		t.Fatalf("dry run too: code %d, %s", code, errOut)
+	}
 	for _, bad := range [][]string{{"--since", "yesterday"}, {"--albums", "[x"}, {"--since", "2024-02-01", "--until", "2024-01-01"}} {
 		if code, _, _ := e.run(append([]string{"backup"}, append(bad, dir)...)...); code != 64 {
 			t.Fatalf("%v: code %d", bad, code)

@@ -26,13 +26,20 @@ type printer struct {
 	files int
 	done  int
 	total int64
-	// dryRun prints every decision, since nothing else shows them.
-	dryRun bool
+	stop  chan struct{} // ends the bar's redraws
+	// dryRun prints every decision, since nothing else shows them;
+	// verbose (-v) too, and every retry.
+	dryRun  bool
+	verbose bool
 }
 
 func newPrinter(d deps, json *jsonLines, log *logFile) *printer {
 	p := &printer{d: d, json: json, log: log}
-	if d.stderrIsTerminal {
+	quiet := false
+	if d.g != nil {
+		p.verbose, quiet = d.g.verbose, d.g.quiet
+	}
+	if d.stderrIsTerminal && !quiet {
 		p.bar = progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(d.stderr),
 			progressbar.OptionShowBytes(true),
@@ -41,9 +48,34 @@ func newPrinter(d deps, json *jsonLines, log *logFile) *printer {
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetDescription("backing up"),
+			progressbar.OptionUseIECUnits(true), // MiB, as the summary says
 		)
+		stop := make(chan struct{})
+		p.stop = stop
+		go func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					p.tick()
+				case <-stop:
+					return
+				}
+			}
+		}()
 	}
 	return p
+}
+
+// tick redraws the bar, so its rate and time left keep moving while no
+// byte arrives (a stall) instead of showing the last estimate.
+func (p *printer) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil && !p.bar.IsFinished() {
+		_ = p.bar.Add64(0)
+	}
 }
 
 // eventTypes are the JSON names of backup events; README.md documents them.
@@ -71,6 +103,18 @@ var eventTypes = map[backup.Kind]string{
 	backup.WouldPrune:       "would-prune",
 	backup.PruneKept:        "prune-kept",
 	backup.FileRestored:     "restored",
+	backup.LocalRestored:    "restored-local",
+}
+
+// dryTypes name, in a dry run, the events that would otherwise say
+// something was done.
+var dryTypes = map[backup.Kind]string{
+	backup.FileSaved:       "would-save",
+	backup.FileLinked:      "would-link",
+	backup.FileAdopted:     "would-adopt",
+	backup.MetadataUpdated: "would-update",
+	backup.FileRenamed:     "would-rename",
+	backup.LocalRestored:   "would-restore-local",
 }
 
 // jsonEvent writes e as one JSON object (Progress is not written: the
@@ -79,6 +123,9 @@ func (p *printer) jsonEvent(e backup.Event) {
 	typ, ok := eventTypes[e.Kind]
 	if !ok {
 		return
+	}
+	if alt, ok := dryTypes[e.Kind]; ok && p.dryRun {
+		typ = alt // a dry run did none of it
 	}
 	f := map[string]any{}
 	switch e.Kind {
@@ -124,7 +171,7 @@ func (p *printer) event(e backup.Event) {
 	if p.json != nil {
 		p.jsonEvent(e)
 	}
-	if p.dryRun {
+	if p.dryRun || p.verbose {
 		p.dryLine(e)
 	}
 	switch e.Kind {
@@ -152,7 +199,9 @@ func (p *printer) event(e backup.Event) {
 	case backup.AlbumFailed:
 		p.line("album %s (%d) could not be read: %v", orUnknown(e.Album), e.CollectionID, e.Err)
 	case backup.Retrying:
-		p.line("attempt %d failed, retrying in %s: %v", e.Attempt, e.Delay.Round(100*time.Millisecond), e.Err)
+		if p.verbose {
+			p.line("attempt %d failed, retrying in %s: %v", e.Attempt, e.Delay.Round(100*time.Millisecond), e.Err)
+		}
 	case backup.AlbumDeleted:
 		p.line("album deleted on the server, folder kept: %s", e.Path)
 	case backup.FilePruned:
@@ -167,6 +216,8 @@ func (p *printer) event(e backup.Event) {
 		p.line("not moving %s to the trash: %v", e.Path, e.Err)
 	case backup.FileRestored:
 		p.line("%s from the trash (listed on the server again): %s", p.verb("moved back", "would move back"), e.Path)
+	case backup.LocalRestored:
+		p.line("%s (it was missing or changed here): %s", p.verb("downloaded again", "would download again"), e.Path)
 	case backup.FileWarning:
 		p.line("warning: %s / %s (file %d): %v", e.Album, orUnknown(e.Title), e.FileID, e.Err)
 	case backup.ViewsChanged:
@@ -182,23 +233,23 @@ func (p *printer) verb(done, would string) string {
 	return done
 }
 
-// dryLine names what a real run would do.
+// dryLine names what a real run would do, or (-v) did.
 func (p *printer) dryLine(e backup.Event) {
 	switch e.Kind {
 	case backup.FileSaved:
-		p.line("would download: %s (%s)", e.Path, humanBytes(e.Bytes))
+		p.line("%s: %s (%s)", p.verb("downloaded", "would download"), e.Path, humanBytes(e.Bytes))
 	case backup.FileLinked:
-		p.line("would link: %s", e.Path)
+		p.line("%s: %s", p.verb("linked", "would link"), e.Path)
 	case backup.FileAdopted:
-		p.line("would adopt: %s", e.Path)
+		p.line("%s: %s", p.verb("adopted", "would adopt"), e.Path)
 	case backup.MetadataUpdated:
-		p.line("would update the metadata of: %s", e.Path)
+		p.line("%s: %s", p.verb("updated the metadata of", "would update the metadata of"), e.Path)
 	case backup.FileRenamed:
-		p.line("would rename to: %s", e.Path)
+		p.line("%s: %s", p.verb("renamed to", "would rename to"), e.Path)
 	case backup.DeletedOnServer:
 		p.line("deleted on the server (kept): %s", e.Path)
 	case backup.AlbumRenamed:
-		p.line("would move the album folder to: %s", e.Path)
+		p.line("%s: %s", p.verb("moved the album folder to", "would move the album folder to"), e.Path)
 	case backup.FileSkipped:
 		p.line("left out by the filters: %s / %s", e.Album, orUnknown(e.Title))
 	}
@@ -227,14 +278,19 @@ func orUnknown(s string) string {
 
 // finish ends the bar and prints the summary of a run that started; a run
 // refused before it started (missing folder, lock held, no session) has no
-// summary, only its error. code is the exit code the run ends with.
-func (p *printer) finish(s *backup.Summary, code int) {
+// summary, only its error. code and err are how the run ends.
+func (p *printer) finish(s *backup.Summary, code int, err error) {
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+	}
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
 	if p.json != nil {
 		f := summaryFields(s, code)
 		f["dryRun"] = p.dryRun
+		f["error"] = errText(err)
 		p.json.write("summary", f)
 	}
 	if s == nil || !s.Started {
@@ -244,9 +300,9 @@ func (p *printer) finish(s *backup.Summary, code int) {
 	if p.json != nil {
 		out = p.d.stderr
 	}
-	line := summaryLine(s)
+	line := outcomeFirst(code) + summaryLine(s)
 	if p.dryRun {
-		line = "Dry run, nothing written; a real run would make: " + line
+		line = outcomeFirst(code) + "Dry run, nothing written; a real run would make: " + summaryLine(s)
 	}
 	fmt.Fprintln(out, line)
 	p.log.line(line)
@@ -272,7 +328,8 @@ func summaryFields(s *backup.Summary, code int) map[string]any {
 			"new": s.New, "linked": s.Linked, "adopted": s.Adopted, "metadata": s.Updated, "unchanged": s.Unchanged,
 			"failed": s.Failed, "hashMismatches": s.HashMismatches, "deletedOnServer": s.DeletedOnServer,
 			"albumsDeleted": s.AlbumsDeleted, "albumsFailed": s.AlbumsFailed, "skipped": s.Skipped, "pruned": s.Pruned,
-			"restored": s.Restored,
+			"restored": s.Restored, "leftOut": s.LeftOut, "albumsLeftOut": s.AlbumsLeftOut,
+			"restoredLocal": s.LocalRestored,
 		},
 		"reasons":   reasons,
 		"bytes":     s.Bytes,
@@ -280,6 +337,20 @@ func summaryFields(s *backup.Summary, code int) map[string]any {
 		"failedIDs": failed,
 		"exitCode":  code,
 	}
+}
+
+// outcomeFirst is how a run that did not succeed opens its summary, so
+// the first word a person reads says so; "" for a success.
+func outcomeFirst(code int) string {
+	switch code {
+	case exitOK:
+		return ""
+	case exitPartial:
+		return "INCOMPLETE (exit code 2): "
+	case exitInterrupt, exitTerminated:
+		return fmt.Sprintf("INTERRUPTED (exit code %d): ", code)
+	}
+	return fmt.Sprintf("FAILED (exit code %d): ", code)
 }
 
 func summaryLine(s *backup.Summary) string {
@@ -291,14 +362,20 @@ func summaryLine(s *backup.Summary) string {
 	if s.AlbumsDeleted+s.AlbumsFailed > 0 {
 		line += fmt.Sprintf(", %d albums deleted, %d albums failed", s.AlbumsDeleted, s.AlbumsFailed)
 	}
-	if s.Skipped > 0 {
-		line += fmt.Sprintf(", %d left out by filters", s.Skipped)
+	if n := max(s.Skipped, s.LeftOut); n > 0 || s.AlbumsLeftOut > 0 {
+		line += fmt.Sprintf(", %d left out by filters", n)
+		if s.AlbumsLeftOut > 0 {
+			line += fmt.Sprintf(" (and %s not taken)", plural(s.AlbumsLeftOut, "album"))
+		}
 	}
 	if s.Pruned > 0 {
 		line += fmt.Sprintf(", %d moved to the trash", s.Pruned)
 	}
 	if s.Restored > 0 {
 		line += fmt.Sprintf(", %d moved back from the trash", s.Restored)
+	}
+	if s.LocalRestored > 0 {
+		line += fmt.Sprintf(", %d restored (missing or changed here)", s.LocalRestored)
 	}
 	return line + fmt.Sprintf("; %s in %s", humanBytes(s.Bytes), s.Duration.Round(time.Millisecond))
 }

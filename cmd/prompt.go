@@ -30,7 +30,7 @@ func (p *prompter) line(question string) (string, error) {
 	return strings.TrimSpace(s), nil
 }
 
-func (p *prompter) Password(context.Context) ([]byte, error) {
+func (p *prompter) Password(ctx context.Context) ([]byte, error) {
 	if p.passwordFile != "" {
 		return readSecretFile(p.passwordFile)
 	}
@@ -38,9 +38,35 @@ func (p *prompter) Password(context.Context) ([]byte, error) {
 		return nil, errors.New("no terminal to ask for the password: use --password-file or QUAK_PASSWORD_FILE")
 	}
 	fmt.Fprint(p.d.stderr, "Password: ")
-	pw, err := p.d.readPassword()
+	restore := func() {}
+	if p.d.saveTerminal != nil {
+		restore = p.d.saveTerminal()
+	}
+	pw, err := readOrCancel(ctx, p.d.readPassword, restore)
 	fmt.Fprintln(p.d.stderr)
 	return pw, err
+}
+
+// readOrCancel returns what read returns, or, as soon as ctx ends (Ctrl-C),
+// the context's error without waiting for Enter; restore then puts the
+// terminal back as it was (echo on), since read is left behind.
+func readOrCancel(ctx context.Context, read func() ([]byte, error), restore func()) ([]byte, error) {
+	type answer struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		b, err := read()
+		ch <- answer{b, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.b, a.err
+	case <-ctx.Done():
+		restore()
+		return nil, ctx.Err()
+	}
 }
 
 func (p *prompter) EmailCode(_ context.Context, email string) (string, error) {

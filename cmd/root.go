@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/thumbnails"
 )
@@ -33,6 +35,9 @@ type deps struct {
 	getenv func(string) string
 	// readPassword reads a line without echo; nil when stdin is no terminal.
 	readPassword func() ([]byte, error)
+	// saveTerminal, when set, saves the terminal's state and returns what
+	// puts it back.
+	saveTerminal func() (restore func())
 	sleep        func(context.Context, time.Duration) error
 	now          func() time.Time  // nil: time.Now
 	transport    http.RoundTripper // nil: a clone of http.DefaultTransport
@@ -45,6 +50,8 @@ type deps struct {
 	healthTransport http.RoundTripper
 	// freeSpace reports a folder's free bytes (nil: statfs).
 	freeSpace func(string) (int64, error)
+	// g holds the global flags once parsed (never nil under run).
+	g *globalFlags
 }
 
 // Main runs quak with the process's arguments, streams and environment, and
@@ -64,6 +71,13 @@ func Main() int {
 	d := deps{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 	if fd := int(os.Stdin.Fd()); term.IsTerminal(fd) {
 		d.readPassword = func() ([]byte, error) { return term.ReadPassword(fd) }
+		d.saveTerminal = func() func() {
+			st, err := term.GetState(fd)
+			if err != nil {
+				return func() {}
+			}
+			return func() { _ = term.Restore(fd, st) }
+		}
 	}
 	d.stderrIsTerminal = term.IsTerminal(int(os.Stderr.Fd()))
 	d.umask = umask()
@@ -80,10 +94,38 @@ func Main() int {
 
 // run executes one command line and turns its outcome into an exit code.
 func run(ctx context.Context, d deps, args []string) int {
+	g := &globalFlags{}
+	out := &humanOut{real: d.stdout, g: g}
+	errw := &humanOut{real: d.stderr, g: g}
+	d.g, d.stdout, d.stderr = g, out, errw
 	root := newRootCmd(d)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	return report(d.stderr, err)
+	var stopLog func()
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if err := g.check(); err != nil {
+			return err
+		}
+		if c.Name() == "backup" {
+			return nil // backup logs its own lines
+		}
+		var err error
+		stopLog, err = startLog(d, out, errw)
+		return err
+	}
+	c, err := root.ExecuteContextC(ctx)
+	// What --quiet held back is shown when the command failed, before
+	// the error.
+	out.release(err != nil)
+	errw.release(err != nil)
+	g.quiet = false
+	code := report(errw, err)
+	if err != nil && jsonAsked(c) && !reportedInJSON(err) {
+		newJSONLines(d).write("error", map[string]any{"error": errText(err), "exitCode": code})
+	}
+	if stopLog != nil {
+		stopLog()
+	}
+	return code
 }
 
 func newRootCmd(d deps) *cobra.Command {
@@ -96,19 +138,26 @@ folder, verifying every file against Ente's hash before giving it its name.
 Exit codes, for every command: 0 success; 1 fatal error; 2 some files
 failed; 3 not logged in or session rejected; 4 another quak holds the
 folder's lock; 5 backup folder unusable; 6 (status) no successful run
-within --max-age; 64 bad command line; 130/143 interrupted. With --all,
-the worst of the folders' codes: 130/143, 1, 5, 3, 4, 6, 2, 0.`,
+within --max-age; 64 bad command line; 75 the server could not be
+reached, try again later; 130/143 interrupted. With --all, the worst of
+the folders' codes: 130/143, 1, 5, 3, 75, 4, 6, 2, 0.`,
 		Version:       quakVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &usageError{fmt.Errorf("unknown command %q", args[0])}
+				msg := fmt.Sprintf("unknown command %q", args[0])
+				if near := c.SuggestionsFor(args[0]); len(near) > 0 {
+					msg += "; did you mean " + strings.Join(near, " or ") + "?"
+				}
+				return &usageError{errors.New(msg)}
 			}
 			return nil
 		},
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
+	d.g.register(root.PersistentFlags())
+	root.SuggestionsMinimumDistance = 2
 	root.SetIn(d.stdin)
 	root.SetOut(d.stdout)
 	root.SetErr(d.stderr)
@@ -117,6 +166,24 @@ the worst of the folders' codes: 130/143, 1, 5, 3, 4, 6, 2, 0.`,
 	})
 	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newAccountsCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newPruneTrashCmd(d), newHelperCmd(d))
 	return root
+}
+
+// jsonAsked reports whether status or verify ran with --json (backup and
+// the helper always end their JSON with a summary of their own).
+func jsonAsked(c *cobra.Command) bool {
+	if c == nil || (c.Name() != "status" && c.Name() != "verify") {
+		return false
+	}
+	on, err := c.Flags().GetBool("json")
+	return err == nil && on
+}
+
+// reportedInJSON reports the errors whose command already said everything
+// in its JSON: an unhealthy status, problems verify found.
+func reportedInJSON(err error) bool {
+	var se *statusError
+	var pe *problemsError
+	return errors.As(err, &se) || errors.As(err, &pe)
 }
 
 // usageError marks a bad command line.
@@ -149,6 +216,8 @@ func exitCodeFor(err error) int {
 	var pe *partialError
 	var qe *problemsError
 	var de *backup.DirError
+	var ur *backup.UnreachableError
+	var nm *filter.NoMatchError
 	switch {
 	case err == nil:
 		return exitOK
@@ -160,10 +229,12 @@ func exitCodeFor(err error) int {
 		return exitLocked
 	case errors.As(err, &de):
 		return exitUnusableDir
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &nm):
 		return exitUsage
 	case errors.Is(err, errs.ErrNotLoggedIn):
 		return exitLogin
+	case errors.As(err, &ur):
+		return exitTempFail
 	}
 	var sc *statusError
 	if errors.As(err, &sc) {
@@ -185,13 +256,29 @@ func hintFor(err error, code int) string {
 	case errors.Is(err, account.ErrWrongPassword):
 		return "check the password; quak never retries a login by itself"
 	case errors.As(err, &ae) && ae.Status == 429:
-		wait := "a minute"
-		if ae.RetryAfter != "" {
-			wait = ae.RetryAfter + " seconds"
-		}
-		return fmt.Sprintf("the server limits login attempts; try again in %s", wait)
+		return rateLimitHint(ae)
 	}
 	return ""
+}
+
+// rateLimitHint says which of museum's login limits err hit and how long
+// to wait; museum sends no Retry-After, so the wait comes from its rules.
+func rateLimitHint(ae *errs.ApiError) string {
+	wait := ""
+	if ae.RetryAfter != "" {
+		wait = " (the server asks for " + ae.RetryAfter + " seconds)"
+	}
+	switch {
+	case ae.Code == "TOO_MANY_UNVERIFIED_SESSIONS":
+		return "the server refuses an 11th login left unfinished within an hour for this account: wait an hour, then log in once" + wait
+	case strings.Contains(ae.Message, "Rate limit"):
+		return "the server allows 10 login requests a minute from one address: wait a minute" + wait
+	case strings.HasPrefix(ae.Path, "/users/two-factor"):
+		return "too many wrong two-factor codes in this login: wait a minute, then start quak login again" + wait
+	case strings.HasPrefix(ae.Path, "/users/ott"), strings.HasPrefix(ae.Path, "/users/verify-email"):
+		return "too many emailed codes or wrong codes for this email: wait an hour, until the codes sent expire" + wait
+	}
+	return "the server limits login attempts: wait an hour before trying again" + wait
 }
 
 // noArgs is cobra.NoArgs with a typed error, so it exits as a usage error.

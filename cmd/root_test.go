@@ -23,6 +23,8 @@ type env struct {
 	healthTimeout   time.Duration
 	healthTransport http.RoundTripper
 	freeSpace       func(string) (int64, error)
+	// terminal makes stderr a terminal (progress bars).
+	terminal bool
 }
 
 func newEnv(t *testing.T) *env {
@@ -44,6 +46,8 @@ func (e *env) run(args ...string) (code int, stdout, stderr string) {
 		healthTimeout:   e.healthTimeout,
 		healthTransport: e.healthTransport,
 		freeSpace:       e.freeSpace,
+
+		stderrIsTerminal: e.terminal,
 	}
 	code = run(context.Background(), d, args)
 	return code, out.String(), errb.String()
@@ -77,6 +81,17 @@ func TestUsageErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, "quak: error:") {
 			t.Fatalf("%v: code %d, stderr %q", args, code, errOut)
 		}
+	}
+}
+
+func TestMistypedCommandSuggests(t *testing.T) {
+	code, _, errOut := newEnv(t).run("bakup", "/x")
+	if code != exitUsage || !strings.Contains(errOut, `unknown command "bakup"; did you mean backup?`) {
+		t.Fatalf("code %d, %q", code, errOut)
+	}
+	code, _, errOut = newEnv(t).run("statsu")
+	if code != exitUsage || !strings.Contains(errOut, "did you mean status?") {
+		t.Fatalf("code %d, %q", code, errOut)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/span"
+	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 )
 
@@ -52,7 +53,7 @@ A monitor runs it and alerts on the exit code:
 When several apply, the first in the order 5, 3, 6, 2 is the code.
 --all reports on every folder recorded with quak backup --account, each
 checked with its own account's session, and exits with the worst code in the
-order 1, 5, 3, 4, 6, 2, 0.`,
+order 1, 5, 3, 75, 4, 6, 2, 0.`,
 		Args: o.multi.args("status"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.multi.all {
@@ -92,6 +93,16 @@ type runRecord struct {
 	TotalFiles int              `json:"totalFiles"`
 	TotalBytes int64            `json:"totalBytes"`
 	ExitCode   int              `json:"exitCode"`
+	// MetadataOnly and PruneRefused say the run was no full backup.
+	MetadataOnly bool   `json:"metadataOnly"`
+	PruneRefused string `json:"pruneRefused"`
+}
+
+// refusalRecord is last-refused.json: a run refused before it started.
+type refusalRecord struct {
+	Time     time.Time `json:"time"`
+	ExitCode int       `json:"exitCode"`
+	Error    string    `json:"error"`
 }
 
 func readRecord(path string) (*runRecord, error) {
@@ -124,7 +135,7 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	qdir := filepath.Join(abs, backup.StateDir)
 	last, err := readRecord(filepath.Join(qdir, backup.LastRunFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return &backup.DirError{Dir: dir, Reason: "has no recorded backup run (run quak backup first)"}
+		return noRecord(abs, dir)
 	}
 	if err != nil {
 		return err
@@ -141,12 +152,19 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	switch {
 	case success == nil:
 		problems = append(problems, problem{exitStale, "no backup run has fully succeeded yet"})
+	case success.End.After(now().Add(time.Minute)):
+		problems = append(problems, problem{exitStale, fmt.Sprintf("clock skew: the last fully successful run ended %s, %s in the future",
+			success.End.Format(time.RFC3339), ago(success.End.Sub(now())))})
 	case now().Sub(success.End) > o.maxAge:
 		problems = append(problems, problem{exitStale, fmt.Sprintf("the last fully successful run ended %s ago, more than --max-age %s",
 			ago(now().Sub(success.End)), span.Text(o.maxAge))})
 	}
-	if last.Outcome != "ok" {
-		problems = append(problems, problem{exitPartial, fmt.Sprintf("the last run ended %s (exit code %d)", last.Outcome, last.ExitCode)})
+	problems = append(problems, lastRunProblems(last)...)
+	if p := refusedSince(qdir); p != nil {
+		problems = append(problems, *p)
+	}
+	if p := stateProblem(qdir); p != nil {
+		problems = append(problems, *p)
 	}
 	free := freeSpace(abs)
 	views, err := backup.ReadViews(abs)
@@ -174,6 +192,77 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 		msgs = append(msgs, p.msg)
 	}
 	return &statusError{code: code, msg: "backup not healthy: " + strings.Join(msgs, "; ")}
+}
+
+// lastRunProblems is what the last run's record says is wrong: how it
+// ended and why, albums it could not list, and runs that were no full
+// backup.
+func lastRunProblems(last *runRecord) []problem {
+	var out []problem
+	if last.Outcome != "ok" {
+		msg := fmt.Sprintf("the last run ended %s (exit code %d)", last.Outcome, last.ExitCode)
+		if last.Error != nil && *last.Error != "" {
+			msg += ": " + *last.Error
+		}
+		out = append(out, problem{exitPartial, msg})
+	}
+	if n := last.Counts["albumsFailed"]; n > 0 {
+		out = append(out, problem{exitPartial, plural(n, "album") + " could not be listed in the last run"})
+	}
+	if last.MetadataOnly {
+		out = append(out, problem{exitPartial, "the last run was --metadata-only: it refreshed metadata and downloaded nothing, so it was no full backup"})
+	}
+	if last.PruneRefused != "" {
+		out = append(out, problem{exitPartial, "the last run's --prune was refused, so it was no full backup: " + last.PruneRefused})
+	}
+	return out
+}
+
+// refusedSince reports a run refused before it started (lock held,
+// session unusable) since the last recorded run, whose record removes it.
+func refusedSince(qdir string) *problem {
+	b, err := os.ReadFile(filepath.Join(qdir, backup.LastRefusedFile))
+	if err != nil {
+		return nil
+	}
+	var r refusalRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return &problem{exitPartial, "a run was refused before it started, and its record does not read: " + err.Error()}
+	}
+	return &problem{exitPartial, fmt.Sprintf("the last run, at %s, was refused before it started (exit code %d): %s",
+		r.Time.Format(time.RFC3339), r.ExitCode, r.Error)}
+}
+
+// stateProblem reports a state database that cannot be read or is not a
+// database. It reads the file's first page instead of opening it, so a
+// backup starting this moment never finds the database in use.
+func stateProblem(qdir string) *problem {
+	f, err := os.Open(filepath.Join(qdir, "state.db"))
+	if err != nil {
+		return &problem{exitPartial, "the state database does not open: " + err.Error()}
+	}
+	defer func() { _ = f.Close() }()
+	if !state.LooksValid(f) {
+		return &problem{exitPartial, "the state database does not open: it is not a quak state database (damaged?)"}
+	}
+	return nil
+}
+
+// noRecord is status's answer for a folder with no last-run.json: a first
+// run in progress, a record the last run could not write, or no backup.
+func noRecord(abs, dir string) error {
+	if _, err := os.Stat(filepath.Join(abs, backup.StateDir, "state.db")); err != nil {
+		return &backup.DirError{Dir: dir, Reason: "has no recorded backup run (run quak backup first)"}
+	}
+	unlock, err := backup.Lock(abs)
+	if errors.Is(err, backup.ErrLocked) {
+		return &statusError{code: exitStale, msg: "backup not healthy yet: the first backup run is in progress and has not finished"}
+	}
+	if err == nil {
+		unlock()
+	}
+	return &statusError{code: exitPartial, msg: "backup not healthy: the last run could not record how it went (" + backup.LastRunFile +
+		" is missing: was the disk full?)"}
 }
 
 // checkSession asks the server whether the stored session is accepted and

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 )
 
@@ -211,7 +213,7 @@ func TestLogFile(t *testing.T) {
 		t.Fatalf("two runs of failure, summary and error lines, appended: %q", b)
 	}
 	for _, l := range lines {
-		if !strings.HasPrefix(l, "2026-03-04T05:06:07Z quak: ") && !strings.HasPrefix(l, "2026-03-04T05:06:07Z 0 new") {
+		if !strings.HasPrefix(l, "2026-03-04T05:06:07Z quak: ") && !strings.HasPrefix(l, "2026-03-04T05:06:07Z INCOMPLETE (exit code 2): 0 new") {
 			t.Fatalf("untimestamped line %q", l)
 		}
 	}
@@ -328,8 +330,9 @@ func TestHealthPings(t *testing.T) {
 	if strings.Join(log.pings, "|") != strings.Join(want, "|") {
 		t.Fatalf("pings %v, want %v", log.pings, want)
 	}
-	if !strings.HasPrefix(log.bodies[1], "exit code 0\n1 new") || !strings.HasPrefix(log.bodies[3], "exit code 2\n") ||
-		!strings.Contains(log.bodies[5], "refused before it started") {
+	if !strings.HasPrefix(log.bodies[1], "exit code 0\n1 new") || !strings.HasPrefix(log.bodies[3], "exit code 2\nINCOMPLETE (exit code 2): ") ||
+		!strings.Contains(log.bodies[3], "\nerror: 1 file could not be backed up") ||
+		!strings.HasPrefix(log.bodies[5], "exit code 5\nREFUSED before it started: backup folder") {
 		t.Fatalf("bodies %q", log.bodies)
 	}
 	tok := sessionToken(t, e)
@@ -348,6 +351,7 @@ func TestHealthPings(t *testing.T) {
 type deadHealth struct {
 	mu        sync.Mutex
 	deadlines []time.Duration
+	at        []time.Time // each request's deadline
 }
 
 func (d *deadHealth) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -359,6 +363,7 @@ func (d *deadHealth) RoundTrip(r *http.Request) (*http.Response, error) {
 	} else {
 		d.deadlines = append(d.deadlines, time.Until(dl))
 	}
+	d.at = append(d.at, dl)
 	return nil, context.DeadlineExceeded
 }
 
@@ -382,6 +387,9 @@ func TestDeadHealthEndpointChangesNothing(t *testing.T) {
 		if d <= 0 || d > 3*time.Second {
 			t.Fatalf("a ping without the timeout as its deadline: %v", d)
 		}
+	}
+	if !dead.at[0].Equal(dead.at[1]) || !dead.at[2].Equal(dead.at[3]) {
+		t.Fatalf("a ping's retry must share its deadline, so a hung endpoint costs one timeout: %v", dead.at)
 	}
 	if !strings.Contains(errOut, "health check ping") || strings.Contains(errOut, "hc.invalid/ping/abc") {
 		t.Fatalf("the warning must say what failed without the ping URL: %q", errOut)
@@ -425,7 +433,7 @@ func TestVerifyAndBackupVerify(t *testing.T) {
 	if sum["exitCode"] != float64(2) || sum["redownload"].([]any)[0] != float64(f.ID) {
 		t.Fatalf("summary: %v", sum)
 	}
-	if code, out, errOut := e.run("backup", "--verify", dir); code != 0 || !strings.Contains(out, "1 new") {
+	if code, out, errOut := e.run("backup", "--verify", dir); code != 0 || !strings.Contains(out, "1 restored (missing or changed here)") {
 		t.Fatalf("backup --verify: code %d\n%s%s", code, out, errOut)
 	}
 	got, _ := os.ReadFile(p)
@@ -462,4 +470,33 @@ func TestExitCodeNumbers(t *testing.T) {
 	if exitCodeFor(errors.New("x")) != 1 {
 		t.Error("an unclassified error must exit 1")
 	}
+}
+
+// The health-check URL can come from a file or the environment, so it
+// never shows in ps; a file anyone can read is refused.
+func TestHealthURLFromFileOrEnvironment(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10})
+	var log pingLog
+	srv := log.server(t)
+	f := passwordFile(t, srv.URL+"/from-file\n", 0o600)
+	if code, _, errOut := e.run("backup", "--healthcheck-url-file", f, dir); code != exitOK {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	e.vars["QUAK_HEALTHCHECK_URL_FILE"] = f
+	if code, _, errOut := e.run("backup", dir); code != exitOK {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	delete(e.vars, "QUAK_HEALTHCHECK_URL_FILE")
+	e.vars["QUAK_HEALTHCHECK_URL"] = srv.URL + "/from-env"
+	if code, _, errOut := e.run("backup", dir); code != exitOK {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	assert.Equal(t, []string{"GET /from-file/start", "POST /from-file", "GET /from-file/start", "POST /from-file",
+		"GET /from-env/start", "POST /from-env"}, log.pings)
+	open := passwordFile(t, srv.URL+"/x", 0o644)
+	code, _, errOut := e.run("backup", "--healthcheck-url-file", open, dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "readable by everyone")
+	assert.NotContains(t, errOut, srv.URL)
 }

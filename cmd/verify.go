@@ -12,6 +12,7 @@ import (
 )
 
 type verifyOpts struct {
+	ignore []string
 	sample float64
 	json   bool
 	multi  multiFlags
@@ -25,7 +26,8 @@ func newVerifyCmd(d deps) *cobra.Command {
 		Long: `Read every saved file in DIR again and check it against the BLAKE2b-512
 hash recorded when quak wrote it (Ente's own content hash). Reports files
 that are missing, changed (bit rot, edits), extra files in album folders that
-quak did not save, and album copies that are no longer hard links to each
+quak did not save (not the files systems and photo managers drop there:
+.DS_Store, Thumbs.db, desktop.ini, ._*, *.xmp; --ignore GLOB adds more), and album copies that are no longer hard links to each
 other. Nothing is changed; quak backup --verify downloads again what is
 missing or changed.
 
@@ -52,6 +54,7 @@ another, and exits with the worst code in the order 1, 5, 4, 2, 0.`,
 	}
 	f := c.Flags()
 	f.Float64Var(&o.sample, "sample", 100, "check this percentage of files, least recently verified first")
+	f.StringArrayVar(&o.ignore, "ignore", nil, "never call files with names matching this glob extra (repeatable; .DS_Store, Thumbs.db, desktop.ini, ._* and *.xmp always are)")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout: one per problem, then a summary")
 	f.BoolVar(&o.multi.all, "all", false, "verify every backup folder recorded in the config, one after another")
 	return c
@@ -65,7 +68,10 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 	if o.json {
 		jl = newJSONLines(d)
 	}
-	sum, err := verify.Run(ctx, verify.Options{Dir: dir, Sample: o.sample, Now: d.now, Events: func(p verify.Problem) {
+	if err := verify.ValidIgnore(o.ignore); err != nil {
+		return &usageError{err}
+	}
+	sum, err := verify.Run(ctx, verify.Options{Dir: dir, Sample: o.sample, Now: d.now, Ignore: o.ignore, Events: func(p verify.Problem) {
 		if jl != nil {
 			jl.write("problem", map[string]any{"kind": string(p.Kind), "fileID": p.FileID, "path": p.Path, "detail": p.Detail})
 		}
@@ -107,7 +113,7 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 		for _, k := range kinds {
 			n += sum.Problems[k]
 		}
-		return &problemsError{fmt.Sprintf("%d problems found in the backup", n)}
+		return &problemsError{plural(n, "problem") + " found in the backup"}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -53,15 +54,47 @@ func (v *viewFlags) views(d deps, fs *pflag.FlagSet, dir string) (backup.Views, 
 			}
 		}
 	}
-	out.Zone, out.ZoneName = time.Local, "local time"
-	if tz := strings.TrimPrefix(d.getenv("TZ"), ":"); tz != "" {
-		loc, err := time.LoadLocation(tz)
-		if err != nil {
-			return out, &usageError{fmt.Errorf("TZ=%q is not a time zone quak knows: %w", tz, err)}
-		}
-		out.Zone, out.ZoneName = loc, tz
+	if !out.XMP && out.DateView == "" {
+		return out, nil // no view needs a time zone: $TZ does not matter
+	}
+	out.Zone, out.ZoneName, err = zoneFromTZ(d.getenv("TZ"))
+	if err != nil {
+		return out, &usageError{err}
 	}
 	return out, nil
+}
+
+// zoneFromTZ reads $TZ as Go and glibc do: unset or empty is the system's
+// zone as the process already has it (time.Local), ":" before the value is
+// dropped, a value starting with "/" is a zoneinfo file (":/etc/localtime",
+// "/usr/share/zoneinfo/Europe/Paris"), anything else an IANA name
+// ("Europe/Paris"). Where Go and glibc fall back to UTC without a word (an
+// unknown name, a file that is no zoneinfo), quak refuses: the date view's
+// folders would be wrong.
+func zoneFromTZ(tz string) (*time.Location, string, error) {
+	name := strings.TrimPrefix(tz, ":")
+	switch {
+	case name == "":
+		return time.Local, "local time", nil
+	case strings.HasPrefix(name, "/"):
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, "", fmt.Errorf("TZ=%q: the zoneinfo file cannot be read: %w", tz, err)
+		}
+		loc, err := time.LoadLocationFromTZData(name, b)
+		if err != nil {
+			return nil, "", fmt.Errorf("TZ=%q is not a zoneinfo file: %w", tz, err)
+		}
+		if name == "/etc/localtime" {
+			return loc, "local time", nil
+		}
+		return loc, name, nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, "", fmt.Errorf("TZ=%q is not a time zone quak knows (give a name such as Europe/Paris, or a zoneinfo file such as /usr/share/zoneinfo/Europe/Paris): %w", tz, err)
+	}
+	return loc, name, nil
 }
 
 // viewsText says, for people, what metadata a backup keeps.

@@ -582,8 +582,12 @@ func openTempFile(path string) (*os.File, error) {
 // RemoveLeftovers empties the temp folder dir of what interrupted runs
 // left, but the paths in keep (downloads a later run takes up), and
 // returns how many entries it removed. It looks nowhere else: outside
-// dir, a name is never a reason to delete a file.
+// dir, a name is never a reason to delete a file; a dir that is a symbolic
+// link is refused, not followed.
 func RemoveLeftovers(dir string, keep map[string]bool) (int, error) {
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		return 0, fmt.Errorf("temp area %s is not a folder (a symbolic link?): not swept", dir)
+	}
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil

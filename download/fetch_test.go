@@ -345,4 +345,12 @@ func TestRemoveLeftovers(t *testing.T) {
 	n, err = download.RemoveLeftovers(filepath.Join(root, "none"), nil)
 	assert.NoError(t, err, "no temp folder yet: nothing to do")
 	assert.Zero(t, n)
+
+	// A temp folder that is a link is refused, not followed.
+	require.NoError(t, os.Symlink(filepath.Join(root, "album"), filepath.Join(root, "linked")))
+	n, err = download.RemoveLeftovers(filepath.Join(root, "linked"), nil)
+	assert.Error(t, err)
+	assert.Zero(t, n)
+	_, err = os.Stat(filepath.Join(root, "album", download.TempPrefix+"2"))
+	assert.NoError(t, err, "swept through a symbolic link")
 }

@@ -144,3 +144,31 @@ func http1Date(s string) (time.Time, error) {
 	}
 	return time.Time{}, err
 }
+
+// Unreachable reports failures to talk to the server at all: a connection
+// refused, reset or cut, a name that does not resolve, a timeout. An answer
+// from the server, even an error status, is not one.
+func Unreachable(err error) bool {
+	var ae *errs.ApiError
+	if err == nil || errors.As(err, &ae) || badCertificate(err) {
+		return false
+	}
+	var to *errs.TimeoutError
+	return errors.As(err, &to) || networkFailure(err)
+}
+
+// Refused reports a server that is not there: the connection was refused,
+// no route leads to it, or its name does not resolve.
+func Refused(err error) bool {
+	var ae *errs.ApiError
+	if err == nil || errors.As(err, &ae) {
+		return false
+	}
+	for _, errno := range []syscall.Errno{syscall.ECONNREFUSED, syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ENETDOWN} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
+}

@@ -122,3 +122,43 @@ func TestServerDelay(t *testing.T) {
 		assert.Equal(t, tc.want, d, "%v", tc.err)
 	}
 }
+
+func TestUnreachableAndRefused(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	cases := []struct {
+		name                string
+		err                 error
+		unreachable, refuse bool
+	}{
+		{"refused", refused, true, true},
+		{"no route", syscall.EHOSTUNREACH, true, true},
+		{"dns", &net.DNSError{Err: "no such host", Name: "api.example", IsNotFound: true}, true, true},
+		{"reset", reset, true, false},
+		{"closed before answer", &url.Error{Op: "Get", URL: "u", Err: io.EOF}, true, false},
+		{"cut body", io.ErrUnexpectedEOF, true, false},
+		{"quak deadline", &errs.TimeoutError{Phase: "response headers", After: time.Second}, true, false},
+		{"502 answered", &errs.ApiError{Status: 502}, false, false},
+		{"500 answered", &errs.ApiError{Status: 500}, false, false},
+		{"truncated stream", &errs.TruncatedStreamError{Reason: errs.NoFinal, Want: -1}, false, false},
+		{"bad certificate", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, false, false},
+		{"disk full", &fs.PathError{Op: "write", Path: "/b", Err: syscall.ENOSPC}, false, false},
+		{"canceled", context.Canceled, false, false},
+		{"nil", nil, false, false},
+	}
+	for _, tc := range cases {
+		for wname, wrap := range wrappings {
+			if tc.err == nil && wname != "bare" {
+				continue
+			}
+			t.Run(tc.name+"/"+wname, func(t *testing.T) {
+				err := tc.err
+				if err != nil {
+					err = wrap(err)
+				}
+				assert.Equal(t, tc.unreachable, Unreachable(err), "unreachable")
+				assert.Equal(t, tc.refuse, Refused(err), "refused")
+			})
+		}
+	}
+}

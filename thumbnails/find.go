@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"io"
 	"sort"
 
@@ -27,8 +28,18 @@ type candidate struct {
 	item         *catalog.Item
 	album        string
 	collectionID int64 // an album that holds it, for re-reading the file
-	// budget is the recorded encrypted size of its thumbnail (the size rule's
-	// bound), or -1 when the server did not say.
+	// hint is files.info's thumbSize (the size at upload), or 0 when the
+	// server did not say: a first guess at the recorded size, which is never
+	// larger unless the thumbnail was replaced by a larger one (museum
+	// refuses that).
+	hint int64
+	// base is the original as Ente's apps display it, at most 720 px, kept
+	// between the content check and the repair of one file; sameness is how
+	// alike the old thumbnail is to it.
+	base     image.Image
+	sameness float64
+	// budget is the thumbnail object's size as museum records it
+	// (object_keys.size), the size rule's bound, once learned; -1 before.
 	budget int64
 	// unreadable marks a file whose entry could not be decrypted in any
 	// album (reported once, never checked), and err says why.
@@ -90,12 +101,45 @@ func (r *run) list(ctx context.Context) ([]*candidate, error) {
 		r.record(Event{FileID: id, Album: owned[id].album, Class: Unknown, Action: Reported, Err: owned[id].err})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].item.FileID < out[j].item.FileID })
+	out = r.only(out)
 	if err := r.recordedSizes(ctx, out); err != nil {
 		return nil, err
 	}
 	r.sum.SharedIn = len(shared)
 	return out, nil
 }
+
+// only keeps the files --ids names, and reports the ids that are not among
+// the account's own files in the albums checked.
+func (r *run) only(cs []*candidate) []*candidate {
+	if len(r.o.IDs) == 0 {
+		return cs
+	}
+	want := map[int64]bool{}
+	for _, id := range r.o.IDs {
+		want[id] = true
+	}
+	var out []*candidate
+	for _, c := range cs {
+		if want[c.item.FileID] {
+			out = append(out, c)
+			delete(want, c.item.FileID)
+		}
+	}
+	missing := make([]int64, 0, len(want))
+	for id := range want {
+		missing = append(missing, id)
+	}
+	sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
+	for _, id := range missing {
+		r.record(Event{FileID: id, Class: Unknown, Action: Reported, Err: errNotOwned})
+	}
+	return out
+}
+
+// errNotOwned reports an --ids file that is not the account's own in the
+// albums checked (another's, trashed, deleted, or never there).
+var errNotOwned = errors.New("not one of your files in the albums checked")
 
 // listAlbum adds the album's live entries to owned or shared.
 func (r *run) listAlbum(ctx context.Context, a *catalog.Album, owned map[int64]*candidate, shared map[int64]bool) error {
@@ -129,7 +173,7 @@ func (r *run) listAlbum(ctx context.Context, a *catalog.Album, owned map[int64]*
 			}
 			c := &candidate{item: it, album: a.Name, collectionID: a.ID, budget: -1}
 			if f.Info != nil && f.Info.ThumbSize > 0 {
-				c.budget = f.Info.ThumbSize
+				c.hint = f.Info.ThumbSize
 			}
 			owned[f.ID] = c
 		}
@@ -141,79 +185,132 @@ func (r *run) listAlbum(ctx context.Context, a *catalog.Album, owned map[int64]*
 	}
 }
 
-// recordedSizes asks museum for the sizes on record (POST /files/info),
-// which the size rule compares against, in batches.
+// recordedSizes asks museum (POST /files/info) for the upload sizes of
+// the files whose listing did not carry them: the first guess at each
+// thumbnail's recorded size. museum fails a whole batch over one id that is
+// not the caller's, unknown (deleted since it was listed) or repeated, so
+// only owned, unique ids are sent, and a refused batch is split in halves
+// until the ids it refuses are found and left without a guess.
 func (r *run) recordedSizes(ctx context.Context, cs []*candidate) error {
-	for start := 0; start < len(cs); start += infoBatch {
-		batch := cs[start:min(start+infoBatch, len(cs))]
-		ids := make([]int64, len(batch))
-		for i, c := range batch {
-			ids[i] = c.item.FileID
+	var ask []*candidate
+	for _, c := range cs {
+		if c.hint <= 0 {
+			ask = append(ask, c)
 		}
-		var info map[int64]apiclient.FileInfo
-		err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
-			var err error
-			info, err = r.o.Client.FilesInfo(ctx, ids)
+	}
+	for start := 0; start < len(ask); start += infoBatch {
+		if err := r.infoBatch(ctx, ask[start:min(start+infoBatch, len(ask))]); err != nil {
 			return err
-		})
-		if err != nil {
-			return fmt.Errorf("reading recorded sizes: %w", err)
-		}
-		for _, c := range batch {
-			if fi, ok := info[c.item.FileID]; ok {
-				c.budget = -1
-				if fi.ThumbSize > 0 {
-					c.budget = fi.ThumbSize
-				}
-			}
 		}
 	}
 	return nil
 }
 
-// check classifies c's thumbnail. Only a 404 from the object store is
-// "lost", only bytes that fail twice (or decrypt to no image) are
-// "corrupt"; anything that might be the network is "unknown", so a flaky
-// link never leads quak to replace a good thumbnail.
-func (r *run) check(ctx context.Context, c *candidate) (Class, error) {
+func (r *run) infoBatch(ctx context.Context, batch []*candidate) error {
+	ids := make([]int64, len(batch))
+	for i, c := range batch {
+		ids[i] = c.item.FileID
+	}
+	var info map[int64]apiclient.FileInfo
+	err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+		var err error
+		info, err = r.o.Client.FilesInfo(ctx, ids)
+		return err
+	})
+	var ae *errs.ApiError
+	if errors.As(err, &ae) && (ae.Status == 400 || ae.Status == 403) {
+		if len(batch) == 1 {
+			return nil // gone since it was listed: checked without a guess
+		}
+		half := len(batch) / 2
+		if err := r.infoBatch(ctx, batch[:half]); err != nil {
+			return err
+		}
+		return r.infoBatch(ctx, batch[half:])
+	}
+	if err != nil {
+		return fmt.Errorf("reading recorded sizes: %w", err)
+	}
+	for _, c := range batch {
+		if fi, ok := info[c.item.FileID]; ok && fi.ThumbSize > 0 {
+			c.hint = fi.ThumbSize
+		}
+	}
+	return nil
+}
+
+// errCut reports a thumbnail whose body failed to authenticate and was not
+// the size museum has on record for the object: it was cut or padded on the
+// way, which is the network's doing.
+var errCut = errors.New("the thumbnail arrived cut or padded")
+
+// check classifies c's thumbnail. Only two 404s in a row from the object
+// store are "lost"; only bytes of the recorded size that fail to
+// authenticate twice (or decrypt to no image) are "corrupt"; anything that
+// might be the network is "unknown", so a flaky link never leads quak to
+// replace a good thumbnail.
+func (r *run) check(ctx context.Context, c *candidate) (Class, []byte, error) {
 	if c.item.Placeholder {
-		return Placeholder, nil
+		return Placeholder, nil, nil
 	}
 	var last error
+	gone, bad := 0, 0
 	for try := 1; try <= 2; try++ {
-		data, err := r.fetchThumbnail(ctx, c.item.FileID, c.budget)
+		data, err := r.fetchThumbnail(ctx, c.item.FileID)
 		var ae *errs.ApiError
 		switch {
 		case fatal(ctx, err):
-			return Unknown, err
+			return Unknown, nil, err
 		case errors.As(err, &ae) && ae.Status == 404 && ae.ObjectStore:
-			return Lost, nil
+			// One 404 may be the store's or a proxy's passing mistake: only a
+			// second, through a fresh redirect, confirms the loss.
+			gone++
+			last = err
+			continue
 		case errors.As(err, &ae) && ae.Status == 404:
-			return NoRecord, nil
+			return NoRecord, nil, nil
 		case err != nil:
-			return Unknown, err
+			return Unknown, nil, err
 		}
 		plain, err := secretstream.OpenBlob(c.item.Key, c.item.Raw.Thumbnail.DecryptionHeader, data)
 		if err == nil {
 			if IsImage(plain) {
-				return OK, nil
+				return OK, plain, nil
 			}
-			return Corrupt, errors.New("the thumbnail decrypts but is not an image")
+			return Corrupt, nil, errors.New("the thumbnail decrypts but is not an image")
 		}
-		if !errors.Is(err, errs.ErrCorrupted) {
-			return Unknown, err
+		var te *errs.TruncatedStreamError
+		if !errors.Is(err, errs.ErrCorrupted) && !errors.As(err, &te) {
+			return Unknown, nil, err // e.g. a malformed decryption header: not quak's to fix
 		}
-		// Bytes that fail to authenticate may have been damaged in flight:
-		// only a second download that fails too proves them corrupt.
+		// Bytes that fail to authenticate were damaged in flight unless they
+		// are the object museum recorded, byte count and all; even then only
+		// a second download that fails too proves them corrupt.
+		size, serr := r.recordedSize(ctx, c)
+		if serr != nil {
+			return Unknown, nil, serr
+		}
+		if int64(len(data)) != size {
+			last = fmt.Errorf("%w: %d bytes of the %d on record", errCut, len(data), size)
+			continue
+		}
+		bad++
 		last = err
 	}
-	return Corrupt, last
+	switch {
+	case gone == 2:
+		return Lost, nil, nil
+	case bad == 2:
+		return Corrupt, nil, last
+	}
+	return Unknown, nil, last
 }
 
-// fetchThumbnail downloads the encrypted thumbnail, retried as one unit
-// with its length check: a body shorter or longer than want (the size on
-// record, or -1) was cut or padded on the way, which is the network's doing.
-func (r *run) fetchThumbnail(ctx context.Context, fileID, want int64) ([]byte, error) {
+// fetchThumbnail downloads the encrypted thumbnail, retried as one unit.
+// Its length is not checked against the listing's thumbSize: museum never
+// updates that when a thumbnail is replaced, and a body cut on the way
+// fails the stream's authentication anyway.
+func (r *run) fetchThumbnail(ctx context.Context, fileID int64) ([]byte, error) {
 	var data []byte
 	err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
 		obj, err := r.o.Client.DownloadThumbnail(ctx, fileID)
@@ -228,13 +325,6 @@ func (r *run) fetchThumbnail(ctx context.Context, fileID, want int64) ([]byte, e
 		}
 		if n > maxThumbnail {
 			return fmt.Errorf("thumbnail of file %d is over %d bytes", fileID, maxThumbnail)
-		}
-		if want > 0 && n != want {
-			reason := errs.PartialChunk
-			if n > want {
-				reason = errs.TrailingData
-			}
-			return &errs.TruncatedStreamError{Reason: reason, Got: n, Want: want}
 		}
 		data = buf.Bytes()
 		return nil

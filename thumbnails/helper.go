@@ -44,6 +44,7 @@ const (
 	Unsupported Action = "unsupported"  // quak cannot read the original (format, missing tool)
 	Failed      Action = "failed"       // the repair failed; Err says why
 	Skipped     Action = "skipped"      // beyond --limit: left for another run
+	Kept        Action = "kept"         // --check-content: a new thumbnail would not be clearly closer
 )
 
 // Event is one file's outcome. Fields that do not apply are zero.
@@ -86,6 +87,13 @@ type Options struct {
 	DryRun      bool          // find and regenerate, upload nothing
 	Limit       int           // repair at most this many (0: no limit)
 	Albums      filter.Albums // only files in these albums
+	// IDs, if set, limits the run to these files; an id that is not one of
+	// the account's files in the albums checked is reported (unknown).
+	IDs []int64
+	// CheckContent also compares every thumbnail that decrypts with its
+	// original (blank, garbled, turned, wrong picture) and repairs those
+	// that show the wrong picture, when the new one is clearly closer.
+	CheckContent bool
 	// FromDir is a quak backup folder whose verified copies are used
 	// instead of downloading originals ("" to always download).
 	FromDir string
@@ -95,6 +103,9 @@ type Options struct {
 	TempDir string
 	Tools   Tools     // external decoders (default SystemTools)
 	Rand    io.Reader // header randomness (default crypto/rand)
+	// Listed, if set, hears how many files will be checked, once they are
+	// listed and before the first is checked (for a progress bar).
+	Listed func(n int)
 	// Events, if set, hears of each file once, and of each album that
 	// could not be listed (FileID 0, Err set). Calls never overlap.
 	Events func(Event)
@@ -151,6 +162,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return &r.sum, err
 	}
 	r.sum.Owned = len(files)
+	if o.Listed != nil {
+		o.Listed(len(files))
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	jobs := make(chan *candidate)
@@ -186,22 +200,32 @@ feed:
 // handle checks one file and repairs it when it may. Only errors that stop
 // the run are returned.
 func (r *run) handle(ctx context.Context, c *candidate) error {
-	class, err := r.check(ctx, c)
+	defer func() { c.base = nil }() // the original's pixels go with the file
+	class, plain, err := r.check(ctx, c)
 	if fatal(ctx, err) {
 		return err
 	}
-	e := Event{FileID: c.item.FileID, Album: c.album, Title: c.item.Meta.Title, Class: class, Budget: c.budget, Err: err}
+	if class == OK && r.o.CheckContent {
+		class, err = r.content(ctx, c, plain)
+		if fatal(ctx, err) {
+			return err
+		}
+	}
+	e := Event{FileID: c.item.FileID, Album: c.album, Title: c.item.Meta.Title, Class: class, Err: err}
 	switch class {
 	case OK:
 		e.Action = None
-	case Lost, Corrupt:
+	case Lost, Corrupt, Blank, Garbled, Turned, WrongPicture:
 		e.Err = nil
-		e.Action, e.Size, e.Err = r.repair(ctx, c)
+		e.Action, e.Size, e.Err = r.repair(ctx, c, class)
 		if fatal(ctx, e.Err) {
 			return e.Err
 		}
 	default:
 		e.Action = Reported
+	}
+	if c.budget >= 0 {
+		e.Budget = c.budget
 	}
 	r.record(e)
 	return nil
@@ -212,7 +236,7 @@ func (r *run) record(e Event) {
 	r.sum.Classes[e.Class]++
 	r.sum.Actions[e.Action]++
 	switch e.Action {
-	case TooLarge, Unsupported, Failed:
+	case TooLarge, Unsupported, Failed, Kept:
 		r.sum.Problems = append(r.sum.Problems, e.FileID)
 	default:
 		if e.Class == Unknown {

@@ -182,7 +182,7 @@ func TestEveryClassIsRecognised(t *testing.T) {
 	assert.Equal(t, 2, fx.s.Requests(fmt.Sprintf("GET /files/preview/%d", corrupt.ID)),
 		"bytes that fail to authenticate are fetched a second time before being called corrupt")
 	assert.Equal(t, 1, fx.s.Requests(fmt.Sprintf("GET /files/preview/%d", ok.ID)))
-	assert.Positive(t, fx.s.Requests("POST /files/info"))
+	assert.Equal(t, 1, fx.s.Requests("POST /files/info"), "asked only about the file whose listing had no size")
 	assert.Zero(t, fx.s.Requests("PUT /files/thumbnail"), "a dry run uploads nothing")
 	assert.Zero(t, fx.s.Requests("GET /files/upload-urls"))
 	assert.Equal(t, WouldRepair, fx.event(t, lost.ID).Action)
@@ -259,6 +259,7 @@ func TestA503StormRepairsNothing(t *testing.T) {
 		assert.Error(t, fx.event(t, f.ID).Err)
 	}
 	assert.Len(t, fx.sleeps, 4*3, "three backoffs per file, recorded, never slept")
+	assert.Zero(t, fx.s.ExactRepeats())
 }
 
 // A thumbnail cut on the way (shorter than the size on record) is the
@@ -306,6 +307,7 @@ func TestLostCommitAnswerEndsInOneCommit(t *testing.T) {
 	assert.Equal(t, Repaired, fx.event(t, f.ID).Action)
 	assert.Equal(t, 1, fx.s.Requests("PUT /files/thumbnail"))
 	assert.True(t, IsImage(newThumbnail(t, f)))
+	assert.Zero(t, fx.s.ExactRepeats())
 }
 
 func TestLimitRepairsAtMostN(t *testing.T) {
@@ -448,7 +450,7 @@ func TestFromANonBackupFolder(t *testing.T) {
 
 func TestRejectedSessionStopsTheRun(t *testing.T) {
 	fx := newFix(t)
-	fx.album.AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: []byte("x")})
+	fx.album.AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: []byte("x"), NoInfo: true})
 	fx.s.Inject("POST /files/info", enteapitest.StatusBody(401, `{"error":"invalid token"}`))
 	_, err := Run(context.Background(), fx.options(t))
 	require.Error(t, err)

@@ -2,72 +2,90 @@ package thumbnails
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/jpeg"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func jpegSize(t *testing.T, img image.Image, q int) int64 {
+// encodedAt is the JPEG Fit would make at longer side side and quality q
+// of a source whose 720 px version is base.
+func encodedAt(t *testing.T, base image.Image, side, q int) []byte {
 	t.Helper()
+	img := base
+	if side != MaxSide {
+		img = scale(base, side)
+	}
 	var b bytes.Buffer
 	require.NoError(t, jpeg.Encode(&b, img, &jpeg.Options{Quality: q}))
-	return encryptedSize(b.Len())
+	return b.Bytes()
 }
 
-// Quality steps down first, keeping 720 px; only when quality 30 does not
-// fit does the size shrink.
-func TestFitStepsQualityThenSize(t *testing.T) {
+// Like Ente's web app, quality steps 70, 60, 50 at 720 px; below 50 the
+// thumbnail shrinks (640, 576, 512 …) at quality 50 or better before the
+// quality drops, and only at the 256 px floor does it go to 40 and 30.
+func TestFitShrinksBeforeGoingBelowQuality50(t *testing.T) {
 	src := photo(960, 720, 3)
-	at720 := scale(src, MaxSide)
-	q70, q50, q30 := jpegSize(t, at720, 70), jpegSize(t, at720, 50), jpegSize(t, at720, 30)
-	require.Less(t, q30, q50)
-	require.Less(t, q50, q70)
+	base := scale(src, MaxSide)
+	size := func(side, q int) int64 { return encryptedSize(len(encodedAt(t, base, side, q))) }
 
-	out, err := Fit(src, q70)
+	out, err := Fit(src, size(720, 70))
 	require.NoError(t, err)
-	assert.Equal(t, q70, encryptedSize(len(out)), "quality 70 fits: taken as is")
+	assert.Equal(t, encodedAt(t, base, 720, 70), out, "quality 70 fits: taken as is")
 
-	out, err = Fit(src, q50)
+	out, err = Fit(src, size(720, 50))
+	require.NoError(t, err)
+	assert.Equal(t, encodedAt(t, base, 720, 50), out, "quality 50 at 720 px before any shrinking")
+
+	out, err = Fit(src, size(720, 50)-1)
 	require.NoError(t, err)
 	cfg, err := jpeg.DecodeConfig(bytes.NewReader(out))
 	require.NoError(t, err)
-	assert.Equal(t, 720, cfg.Width, "a lower quality fits before a smaller size is tried")
-	assert.LessOrEqual(t, encryptedSize(len(out)), q50)
-	assert.Greater(t, encryptedSize(len(out)), q30, "the highest quality that fits, not the lowest")
+	assert.Equal(t, 640, cfg.Width, "the next size down, not quality 40 at 720 px")
+	var q int
+	for _, c := range []int{70, 60, 50} {
+		if bytes.Equal(out, encodedAt(t, base, 640, c)) {
+			q = c
+		}
+	}
+	assert.GreaterOrEqual(t, q, 50, "made at quality 50 or better")
 
-	out, err = Fit(src, q30-1)
+	out, err = Fit(src, size(256, 50)-1)
 	require.NoError(t, err)
-	cfg, err = jpeg.DecodeConfig(bytes.NewReader(out))
-	require.NoError(t, err)
-	assert.Less(t, cfg.Width, 720, "below quality 30 the size shrinks")
-	assert.LessOrEqual(t, encryptedSize(len(out)), q30-1)
+	assert.Equal(t, encodedAt(t, base, 256, 40), out, "at the floor, quality 40")
+
+	_, err = Fit(src, size(256, 30)-1)
+	require.ErrorIs(t, err, ErrTooLarge, "nothing below 256 px at quality 30")
 }
 
-func TestFitGivesUpBelowTheSmallestThumbnail(t *testing.T) {
-	_, err := Fit(photo(240, 180, 1), 400)
+// An image smaller than 720 px is never enlarged; it starts at its own size.
+func TestFitKeepsASmallImagesSize(t *testing.T) {
+	out, err := Fit(photo(300, 200, 1), 1<<20)
+	require.NoError(t, err)
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(out))
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{300, 200}, [2]int{cfg.Width, cfg.Height})
+	_, err = Fit(photo(240, 180, 1), 400)
 	require.ErrorIs(t, err, ErrTooLarge)
-	// The smallest size quak makes still fits a generous budget.
-	out, err := Fit(photo(240, 180, 1), 4000)
-	require.NoError(t, err)
-	cfg, err := jpeg.DecodeConfig(bytes.NewReader(out))
-	require.NoError(t, err)
-	assert.GreaterOrEqual(t, max(cfg.Width, cfg.Height), minSide)
 }
 
-// Transparency is flattened on white, not black.
-func TestTransparentImageOnWhite(t *testing.T) {
+// Transparency is flattened on black, as Ente's web app does.
+func TestTransparentImageOnBlack(t *testing.T) {
 	img := image.NewNRGBA(image.Rect(0, 0, 100, 50))
 	out, err := Fit(img, 1<<20)
 	require.NoError(t, err)
 	dec, err := jpeg.Decode(bytes.NewReader(out))
 	require.NoError(t, err)
 	r, g, b, _ := dec.At(50, 25).RGBA()
-	assert.Greater(t, r>>8+g>>8+b>>8, uint32(3*240))
+	assert.Less(t, r>>8+g>>8+b>>8, uint32(3*16))
 }
 
 // pngHeader is the start of a PNG claiming w×h pixels: enough for
@@ -127,4 +145,46 @@ func TestIsImageDecodesTheWholeImage(t *testing.T) {
 	assert.True(t, IsImage(b.Bytes()))
 	assert.False(t, IsImage(b.Bytes()[:b.Len()/2]))
 	assert.False(t, IsImage([]byte("not an image")))
+}
+
+// An HDR video (PQ or HLG transfer, as ffprobe reports it) has its frame
+// tone-mapped as Ente's apps do; an SDR one does not; an ffmpeg that cannot
+// tone-map still gives the plain frame.
+func TestHDRVideoFrameIsToneMapped(t *testing.T) {
+	frame := pngOf(t, photo(64, 36, 2))
+	for _, c := range []struct {
+		transfer   string
+		toneFails  bool
+		wantFilter []bool // per ffmpeg call: was the tone map asked for
+	}{
+		{"smpte2084", false, []bool{true}},
+		{"arib-std-b67", false, []bool{true}},
+		{"bt709", false, []bool{false}},
+		{"smpte2084", true, []bool{true, true, false}},
+	} {
+		var filters []bool
+		tools := Tools{
+			LookPath: func(name string) (string, error) { return "/bin/" + name, nil },
+			Run: func(_ context.Context, path string, args ...string) ([]byte, error) {
+				if path == "/bin/ffprobe" {
+					return []byte(c.transfer + "\n"), nil
+				}
+				tm := false
+				for _, a := range args {
+					tm = tm || a == hdrToSDR
+				}
+				filters = append(filters, tm)
+				if tm && c.toneFails {
+					return []byte("No such filter: 'zscale'"), fmt.Errorf("exit status 1")
+				}
+				return nil, os.WriteFile(args[len(args)-1], frame, 0o600)
+			},
+		}
+		src := filepath.Join(t.TempDir(), "clip.mp4")
+		require.NoError(t, os.WriteFile(src, []byte("video"), 0o600))
+		img, err := tools.decodeFile(context.Background(), src, t.TempDir(), 1)
+		require.NoError(t, err, c.transfer)
+		assert.Equal(t, 64, img.Bounds().Dx())
+		assert.Equal(t, c.wantFilter, filters, "%s, tone map fails: %v", c.transfer, c.toneFails)
+	}
 }

@@ -16,33 +16,40 @@ import (
 
 // repair makes a new thumbnail for c from its original, fits it to the
 // size on record, and (unless a dry run) uploads, commits and reads it back.
-func (r *run) repair(ctx context.Context, c *candidate) (Action, int64, error) {
-	if c.budget <= secretstream.Overhead {
-		return TooLarge, 0, fmt.Errorf("%w: the server has no size on record for this thumbnail, so no upload can be known to fit", ErrTooLarge)
+func (r *run) repair(ctx context.Context, c *candidate, class Class) (Action, int64, error) {
+	budget, err := r.recordedSize(ctx, c)
+	if err != nil {
+		return Failed, 0, err
+	}
+	if budget <= secretstream.Overhead {
+		return TooLarge, 0, fmt.Errorf("%w: the server records no room for this thumbnail (%d bytes)", ErrTooLarge, budget)
 	}
 	if !r.takeSlot() {
 		return Skipped, 0, nil
 	}
-	work, err := os.MkdirTemp(r.tmp, "file-")
-	if err != nil {
-		return Failed, 0, err
+	if c.base == nil {
+		base, err := r.source(ctx, c)
+		switch {
+		case errors.Is(err, ErrUnsupported):
+			return Unsupported, 0, err
+		case err != nil:
+			return Failed, 0, err
+		}
+		c.base = base
 	}
-	defer func() { _ = os.RemoveAll(work) }()
-	img, err := r.original(ctx, c, work)
-	switch {
-	case errors.Is(err, ErrUnsupported):
-		return Unsupported, 0, err
-	case err != nil:
-		return Failed, 0, err
-	}
-	jpg, err := Fit(img, c.budget)
+	jpg, err := Fit(c.base, budget)
 	if errors.Is(err, ErrTooLarge) {
-		return TooLarge, 0, fmt.Errorf("%w (%d bytes)", err, c.budget)
+		return TooLarge, 0, fmt.Errorf("%w (%d bytes)", err, budget)
 	}
 	if err != nil {
 		return Failed, 0, err
 	}
 	size := encryptedSize(len(jpg))
+	if class != Lost && class != Corrupt {
+		if err := r.clearlyCloser(c, jpg); err != nil {
+			return Kept, size, err
+		}
+	}
 	if r.o.DryRun {
 		return WouldRepair, size, nil
 	}
@@ -58,7 +65,7 @@ func (r *run) repair(ctx context.Context, c *candidate) (Action, int64, error) {
 		return Failed, size, err
 	}
 	// Count it repaired only once the server serves back what was uploaded.
-	back, err := r.fetchThumbnail(ctx, c.item.FileID, size)
+	back, err := r.fetchThumbnail(ctx, c.item.FileID)
 	if err != nil {
 		return Failed, size, fmt.Errorf("committed, but reading the new thumbnail back failed: %w", err)
 	}
@@ -70,6 +77,73 @@ func (r *run) repair(ctx context.Context, c *candidate) (Action, int64, error) {
 		return Failed, size, errors.New("committed, but the server serves another thumbnail")
 	}
 	return Repaired, size, nil
+}
+
+// source is c's original as Ente's apps display it (EXIF orientation
+// applied, a live photo's image, a video's frame), at most 720 px: all a
+// thumbnail or a comparison needs. The full-size pixels are dropped at once.
+func (r *run) source(ctx context.Context, c *candidate) (image.Image, error) {
+	work, err := os.MkdirTemp(r.tmp, "file-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(work) }()
+	img, err := r.original(ctx, c, work)
+	if err != nil {
+		return nil, err
+	}
+	b := img.Bounds()
+	if b.Dx() < 1 || b.Dy() < 1 {
+		return nil, fmt.Errorf("%w: empty image", ErrUnsupported)
+	}
+	return scale(img, min(max(b.Dx(), b.Dy()), MaxSide)), nil
+}
+
+// content judges a thumbnail that decrypts (plain) against its original;
+// for a video only blank and noise are judged, without the original.
+// An original that cannot be read leaves the thumbnail unknown.
+func (r *run) content(ctx context.Context, c *candidate, plain []byte) (Class, error) {
+	thumb, err := Decode(bytes.NewReader(plain))
+	if err != nil {
+		return Corrupt, err
+	}
+	if c.item.Meta.FileType == 1 {
+		class, _ := judge(thumb, nil)
+		return class, nil
+	}
+	base, err := r.source(ctx, c)
+	if err != nil {
+		return Unknown, fmt.Errorf("content not checked: %w", err)
+	}
+	c.base = base
+	class, same := judge(thumb, base)
+	c.sameness = same
+	return class, nil
+}
+
+// errNotCloser reports a thumbnail flagged by --check-content that quak
+// leaves in place: the one it can make would not be clearly closer to the
+// original.
+var errNotCloser = errors.New("the thumbnail looks wrong, but the one quak can make is not clearly closer to the original")
+
+// clearlyCloser accepts a new thumbnail (jpg) for a flagged one only when
+// it is the original's picture and clearly more alike than the old one.
+func (r *run) clearlyCloser(c *candidate, jpg []byte) error {
+	img, err := Decode(bytes.NewReader(jpg))
+	if err != nil {
+		return err
+	}
+	if c.item.Meta.FileType == 1 {
+		if class, _ := judge(img, nil); class != OK {
+			return errNotCloser
+		}
+		return nil
+	}
+	class, same := judge(img, c.base)
+	if class != OK || same < sameNCC || same-c.sameness < turnedMargin {
+		return errNotCloser
+	}
+	return nil
 }
 
 // original decodes c's original: the verified copy in --from's backup when

@@ -98,15 +98,48 @@ func (t Tools) decodeFile(ctx context.Context, path, tmp string, fileType int) (
 			return [][]string{{path, out}}
 		})
 	default:
+		hdr := t.isHDR(ctx, path)
 		return t.convert(ctx, tmp, []string{"ffmpeg"}, func(out string) [][]string {
 			// Ente's clients take the frame at 1 s, else the first one.
-			frame := func(at string) []string {
-				return []string{"-nostdin", "-loglevel", "error", "-y", "-ss", at, "-i", path,
-					"-frames:v", "1", "-an", "-f", "image2", "-c:v", "png", out}
+			frame := func(at string, tonemap bool) []string {
+				args := []string{"-nostdin", "-loglevel", "error", "-y", "-ss", at, "-i", path, "-frames:v", "1", "-an"}
+				if tonemap {
+					args = append(args, "-vf", hdrToSDR)
+				}
+				return append(args, "-f", "image2", "-c:v", "png", out)
 			}
-			return [][]string{frame("00:00:01"), frame("00:00:00")}
+			if hdr {
+				// An ffmpeg built without zimg cannot tone-map: then the
+				// plain frame, washed out, is still better than none.
+				return [][]string{frame("00:00:01", true), frame("00:00:00", true), frame("00:00:01", false), frame("00:00:00", false)}
+			}
+			return [][]string{frame("00:00:01", false), frame("00:00:00", false)}
 		})
 	}
+}
+
+// hdrToSDR is the filter Ente's apps apply to an HDR video's frame so its
+// thumbnail is not washed out (web/packages/gallery/services/ffmpeg).
+const hdrToSDR = "zscale=transfer=linear,tonemap=tonemap=hable:desat=0,zscale=primaries=709:transfer=709:matrix=709,format=rgb24"
+
+// isHDR reports whether the video's first stream uses a PQ (smpte2084) or
+// HLG (arib-std-b67) transfer, as Ente's apps check it with ffprobe; without
+// ffprobe, or when it fails, the video is taken as SDR.
+func (t Tools) isHDR(ctx context.Context, path string) bool {
+	probe, err := t.LookPath("ffprobe")
+	if err != nil {
+		return false
+	}
+	out, err := t.Run(ctx, probe, "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=color_transfer",
+		"-of", "default=noprint_wrappers=1:nokey=1", path)
+	if err != nil {
+		return false
+	}
+	switch strings.TrimSpace(string(out)) {
+	case "smpte2084", "arib-std-b67":
+		return true
+	}
+	return false
 }
 
 // convert runs the first of names found on PATH with each argument list in

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
 )
 
@@ -16,37 +17,30 @@ import (
 // file key, with header) and points the file at it.
 //
 // Minting the URL and the PUT of the bytes are repeated freely. The commit,
-// PUT /files/thumbnail, is not: museum answers 500 to an exact repeat even
-// when the first call succeeded. So after a commit that failed transiently,
-// Upload re-reads the file and counts "its thumbnail header is now ours" as
-// success; only otherwise does it try again, with a fresh object key. The
-// policy's attempts and backoff bound those rounds.
+// PUT /files/thumbnail, is sent once: museum answers an exact repeat with
+// 500 and leaves its transaction open, which blocks every later write to
+// the file, its albums and the account until museum restarts; and a second
+// commit under a fresh key after a first one that landed unseen (a re-read
+// can be stale) replaces a thumbnail for nothing. Only a 429, which museum's
+// rate limiter answers before the commit runs, is waited out and sent
+// again. After any other failure Upload re-reads the file: its header now
+// being ours means the commit landed; otherwise the error is returned (the
+// next run will find the thumbnail still broken and try again).
 func Upload(ctx context.Context, c *apiclient.Client, p retry.Policy, collectionID, fileID int64, header, encrypted []byte) error {
-	var last error
-	for round := 1; round <= p.MaxAttempts; round++ {
-		key, err := put(ctx, c, p, encrypted)
-		if err != nil {
-			return err
-		}
+	key, err := put(ctx, c, p, encrypted)
+	if err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
 		err = c.UpdateThumbnail(ctx, fileID, key, header)
 		if err == nil {
 			return nil
 		}
-		if retry.Classify(err) == retry.Permanent {
-			return fmt.Errorf("file %d: committing the thumbnail: %w", fileID, err)
-		}
-		last = err
-		landed, rerr := isOurs(ctx, c, p, collectionID, fileID, header)
-		if rerr != nil {
-			return errors.Join(fmt.Errorf("file %d: committing the thumbnail: %w", fileID, err), rerr)
-		}
-		if landed {
-			return nil
-		}
-		if round == p.MaxAttempts {
+		var ae *errs.ApiError
+		if !errors.As(err, &ae) || ae.Status != 429 || attempt >= p.MaxAttempts {
 			break
 		}
-		d, ok := p.Delay(round, err, p.Now(), p.Rand())
+		d, ok := p.Delay(attempt, err, p.Now(), p.Rand())
 		if !ok {
 			break
 		}
@@ -54,7 +48,21 @@ func Upload(ctx context.Context, c *apiclient.Client, p retry.Policy, collection
 			return err
 		}
 	}
-	return fmt.Errorf("file %d: committing the thumbnail: after %d attempts: %w", fileID, p.MaxAttempts, last)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	err = fmt.Errorf("file %d: committing the thumbnail: %w", fileID, err)
+	if retry.Classify(err) == retry.Permanent {
+		return err
+	}
+	landed, rerr := isOurs(ctx, c, p, collectionID, fileID, header)
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	if landed {
+		return nil
+	}
+	return fmt.Errorf("%w; it has not landed, and is not sent again this run", err)
 }
 
 // put uploads encrypted under a freshly minted object key.

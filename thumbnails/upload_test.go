@@ -68,17 +68,54 @@ func TestLostAnswerIsReconciledNotRepeated(t *testing.T) {
 	assert.Empty(t, sleeps)
 }
 
-// A commit that really failed is tried again under a fresh object key.
-func TestFailedCommitRetriesWithAFreshKey(t *testing.T) {
+// A commit that failed (or whose answer was lost, with a re-read that does
+// not show it) is not sent again in this run: a second commit could be an
+// exact repeat, which wedges museum, or replace a thumbnail that landed.
+func TestFailedCommitIsNotSentAgain(t *testing.T) {
+	// 500 is also museum's "too large" answer: never retried with a fresh upload.
+	for _, status := range []int{500, 503} {
+		fx := setup(t)
+		fx.s.Inject("PUT /files/thumbnail", enteapitest.Status(status))
+		var sleeps []time.Duration
+		err := Upload(context.Background(), fx.c, fastPolicy(&sleeps), fx.album.ID, fx.file.ID, fx.header, fx.enc)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "not sent again")
+		assert.Equal(t, 1, fx.s.Requests("PUT /files/thumbnail"), "%d", status)
+		assert.Equal(t, 1, fx.s.Requests("GET /collections/file"), "re-read once to see whether it landed")
+		assert.Equal(t, 1, fx.s.Requests("GET /files/upload-urls"))
+		assert.Empty(t, sleeps)
+		assert.NotEqual(t, fx.header, fx.file.ThumbnailHeader())
+		assert.Zero(t, fx.s.ExactRepeats())
+	}
+}
+
+// museum's rate limiter answers 429 before the commit runs: that one is
+// waited out and the same commit sent again, with no new upload.
+func TestRateLimitedCommitIsSentAgain(t *testing.T) {
 	fx := setup(t)
-	fx.s.Inject("PUT /files/thumbnail", enteapitest.Status(503))
+	fx.s.Inject("PUT /files/thumbnail", enteapitest.RetryAfter(429, "3"))
 	var sleeps []time.Duration
 	require.NoError(t, Upload(context.Background(), fx.c, fastPolicy(&sleeps), fx.album.ID, fx.file.ID, fx.header, fx.enc))
 	assert.Equal(t, 2, fx.s.Requests("PUT /files/thumbnail"))
-	assert.Equal(t, 2, fx.s.Requests("GET /files/upload-urls"))
-	assert.Equal(t, 2, fx.s.RequestsWithPrefix("PUT /store/"))
-	assert.Equal(t, []time.Duration{time.Second}, sleeps)
+	assert.Equal(t, 1, fx.s.Requests("GET /files/upload-urls"))
+	assert.Equal(t, []time.Duration{3 * time.Second}, sleeps)
 	assert.Equal(t, fx.header, fx.file.ThumbnailHeader())
+	assert.Zero(t, fx.s.ExactRepeats())
+}
+
+// A lost answer whose re-read is stale (the file still shows the old
+// header) must not lead to a second commit.
+func TestStaleReReadCausesNoSecondCommit(t *testing.T) {
+	fx := setup(t)
+	old := fx.file.ThumbnailHeader()
+	fx.s.Inject("PUT /files/thumbnail", enteapitest.LoseResponse())
+	fx.s.Inject("GET /collections/file", enteapitest.StaleThumbnailHeader(old))
+	var sleeps []time.Duration
+	err := Upload(context.Background(), fx.c, fastPolicy(&sleeps), fx.album.ID, fx.file.ID, fx.header, fx.enc)
+	require.Error(t, err, "it cannot tell that it landed")
+	assert.Equal(t, 1, fx.s.Requests("PUT /files/thumbnail"))
+	assert.Equal(t, fx.header, fx.file.ThumbnailHeader(), "the one commit landed")
+	assert.Zero(t, fx.s.ExactRepeats())
 }
 
 func TestPermanentCommitFailureStops(t *testing.T) {

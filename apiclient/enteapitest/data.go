@@ -113,10 +113,12 @@ func (s *Server) fileFor(a *Album, e *entry, u *User) apiclient.File {
 	if f.spec.AnnounceSize != 0 {
 		info.FileSize = f.spec.AnnounceSize
 	}
-	if o := s.objects[f.thumbObject]; o != nil {
-		info.ThumbSize = o.size
+	if f.thumbObject != "" {
+		info.ThumbSize = f.thumbInfo
 	}
-	out.Info = info
+	if !f.infoNull {
+		out.Info = info
+	}
 	return out
 }
 
@@ -155,7 +157,19 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 	for _, e := range es[:n] {
 		page = append(page, s.fileFor(a, e, u))
 	}
+	if s.tamperDiff != nil {
+		page = s.tamperDiff(a.ID, page)
+	}
 	writeJSON(w, 200, apiclient.DiffPage{Diff: page, HasMore: n < len(es) || a.neverEnding})
+}
+
+// TamperDiff has fn rewrite every diff page before it is sent, as a
+// hostile or broken server might (say, listing a file twice); nil stops it.
+// fn runs with the server's lock held and must not call its methods.
+func (s *Server) TamperDiff(fn func(collectionID int64, page []apiclient.File) []apiclient.File) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tamperDiff = fn
 }
 
 func (s *Server) collectionFile(w http.ResponseWriter, r *http.Request) {
@@ -210,6 +224,11 @@ func (s *Server) trashDiff(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, apiclient.TrashPage{Diff: items})
 }
 
+// filesInfo answers POST /files/info as museum does (FileController.
+// GetFileInfo, repo.VerifyFileOwner): the whole batch fails when one id is
+// not the caller's (403), or is missing or repeated (400, since museum
+// compares a row count with the number of ids); an empty list is 400. The
+// sizes are files.info's, as recorded at upload.
 func (s *Server) filesInfo(w http.ResponseWriter, r *http.Request) {
 	u, ok := s.authUser(w, r)
 	if !ok {
@@ -223,19 +242,62 @@ func (s *Server) filesInfo(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	owners := map[*User]int{}
+	seen := map[int64]bool{}
+	for _, id := range in.FileIDs {
+		if f := s.files[id]; f != nil && !seen[id] {
+			owners[f.Owner]++
+		}
+		seen[id] = true
+	}
+	switch {
+	case len(owners) == 0:
+		apiErr(w, 400, "BAD_REQUEST", "")
+		return
+	case len(owners) > 1 || owners[u] == 0:
+		apiErr(w, 403, "", "")
+		return
+	case owners[u] != len(in.FileIDs):
+		apiErr(w, 400, "BAD_REQUEST", "")
+		return
+	}
 	type fi struct {
 		ID       int64              `json:"id"`
 		FileInfo apiclient.FileInfo `json:"fileInfo"`
 	}
 	out := []fi{}
 	for _, id := range in.FileIDs {
-		if f := s.files[id]; f != nil && f.Owner == u {
-			info := apiclient.FileInfo{FileSize: s.objects[f.fileObject].size, ThumbSize: -1}
-			if o := s.objects[f.thumbObject]; o != nil {
-				info.ThumbSize = o.size
-			}
-			out = append(out, fi{id, info})
+		f := s.files[id]
+		if f.infoNull {
+			// Read from object_keys and written into files.info.
+			f.infoNull, f.thumbInfo = false, f.thumbRecorded
 		}
+		info := apiclient.FileInfo{FileSize: s.objects[f.fileObject].size, ThumbSize: -1}
+		if f.thumbObject != "" {
+			info.ThumbSize = f.thumbInfo
+		}
+		out = append(out, fi{id, info})
 	}
 	writeJSON(w, 200, map[string]any{"filesInfo": out})
+}
+
+// largeThumbnails answers GET /files/large-thumbnails?threshold=N: the
+// caller's files whose thumbnail object, as object_keys records it, is at
+// least N bytes (repo.GetLargeThumbnailFiles); a missing threshold is 0.
+func (s *Server) largeThumbnails(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.authUser(w, r)
+	if !ok {
+		return
+	}
+	threshold, _ := qint(r, "threshold")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := []int64{}
+	for id, f := range s.files {
+		if f.Owner == u && f.thumbObject != "" && f.thumbRecorded >= threshold {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	writeJSON(w, 200, map[string]any{"largeThumbnailFiles": ids})
 }

@@ -95,10 +95,9 @@ func TestTrashMarksEveryAlbumAndDeletedAlbumsAnswer404(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, tp.Diff)
 	assert.Equal(t, f.ID, tp.Diff[0].File.ID)
-	info, err := c.FilesInfo(ctx, []int64{f.ID, 424242})
+	info, err := c.FilesInfo(ctx, []int64{f.ID})
 	require.NoError(t, err)
-	assert.Len(t, info, 1, "only owned files are reported")
-	assert.Positive(t, info[f.ID].FileSize)
+	assert.Positive(t, info[f.ID].FileSize, "a trashed file still has its info")
 	a2.Delete()
 	_, err = c.Diff(ctx, a2.ID, 0)
 	assert.Equal(t, 404, status(err))
@@ -135,14 +134,130 @@ func TestThumbnailUpdateFollowsMuseumsRules(t *testing.T) {
 	assert.Equal(t, 404, status(c.UpdateThumbnail(ctx, noRow.ID, urls[0].ObjectKey, header)), "no thumbnail row")
 	assert.Equal(t, 500, status(c.UpdateThumbnail(ctx, f.ID, urls[2].ObjectKey, header)), "never uploaded")
 	assert.Equal(t, 500, status(c.UpdateThumbnail(ctx, f.ID, urls[1].ObjectKey, header)), "larger than the old one")
+	uploaded := f.InfoThumbnailSize()
 	require.NoError(t, c.UpdateThumbnail(ctx, f.ID, urls[0].ObjectKey, header))
-	assert.Equal(t, 500, status(c.UpdateThumbnail(ctx, f.ID, urls[0].ObjectKey, header)), "an exact repeat fails")
 	assert.Equal(t, header, f.ThumbnailHeader())
+	assert.Equal(t, int64(300), f.RecordedThumbnailSize(), "object_keys takes the new object's size")
+	assert.Equal(t, uploaded, f.InfoThumbnailSize(), "files.info's thumbSize is never updated")
+	page, err := c.Diff(ctx, a.ID, 0)
+	require.NoError(t, err)
+	for _, e := range page.Diff {
+		if e.ID == f.ID {
+			assert.Equal(t, uploaded, e.Info.ThumbSize, "the listing keeps announcing the size at upload")
+		}
+	}
+	info, err := c.FilesInfo(ctx, []int64{f.ID})
+	require.NoError(t, err)
+	assert.Equal(t, uploaded, info[f.ID].ThumbSize, "so does /files/info")
+	large, err := c.LargeThumbnails(ctx, 300)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{f.ID}, large, "large-thumbnails reads object_keys")
+	large, err = c.LargeThumbnails(ctx, 301)
+	require.NoError(t, err)
+	assert.Empty(t, large)
+
+	// The budget is now the new object's size, not the one at upload.
+	more, err := c.UploadURLs(ctx, 1)
+	require.NoError(t, err)
+	require.NoError(t, c.PutObject(ctx, more[0].URL, make([]byte, 400)))
+	assert.Equal(t, 500, status(c.UpdateThumbnail(ctx, f.ID, more[0].ObjectKey, header)),
+		"larger than the current object, though smaller than files.info says")
+	assert.Zero(t, s.ExactRepeats())
 
 	after, err := c.Diff(ctx, a.ID, apiclient.DiffCursor(0, before.Diff))
 	require.NoError(t, err)
 	require.Len(t, after.Diff, 1, "the update bumps the file")
 	assert.Equal(t, f.ID, after.Diff[0].ID)
+}
+
+// An exact repeat of a committed PUT /files/thumbnail answers 500 and leaves
+// museum's transaction open: the user's next thumbnail commit, even for
+// another file, hangs until museum restarts; reads go on.
+func TestExactRepeatWedgesUntilRestart(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{})
+	defer s.Close()
+	u := s.AddUser("a@example.org", "a", enteapitest.UserOptions{})
+	v := s.AddUser("v@example.org", "v", enteapitest.UserOptions{})
+	a := u.AddAlbum("one")
+	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: []byte("x"), Thumbnail: make([]byte, 500)})
+	g := a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Data: []byte("y"), Thumbnail: make([]byte, 500)})
+	h := v.AddAlbum("v").AddFile(enteapitest.FileSpec{Title: "z.jpg", Data: []byte("z"), Thumbnail: make([]byte, 500)})
+	c := s.Client(nil).WithToken(u.Token())
+	vc := s.Client(nil).WithToken(v.Token())
+	ctx := context.Background()
+	urls, err := c.UploadURLs(ctx, 2)
+	require.NoError(t, err)
+	for _, x := range urls {
+		require.NoError(t, c.PutObject(ctx, x.URL, make([]byte, 100)))
+	}
+	header := make([]byte, 24)
+	require.NoError(t, c.UpdateThumbnail(ctx, f.ID, urls[0].ObjectKey, header))
+	assert.Equal(t, 500, status(c.UpdateThumbnail(ctx, f.ID, urls[0].ObjectKey, header)))
+	assert.Equal(t, 1, s.ExactRepeats())
+
+	done := make(chan error, 1)
+	go func() { done <- c.UpdateThumbnail(ctx, g.ID, urls[1].ObjectKey, header) }()
+	for what := range s.Stalled {
+		if what == "HUNG PUT /files/thumbnail" {
+			break
+		}
+	}
+	_, err = c.Diff(ctx, a.ID, 0)
+	require.NoError(t, err, "reads are not blocked")
+	vurls, err := vc.UploadURLs(ctx, 2)
+	require.NoError(t, err)
+	for _, x := range vurls {
+		require.NoError(t, vc.PutObject(ctx, x.URL, make([]byte, 100)))
+	}
+	require.NoError(t, vc.UpdateThumbnail(ctx, h.ID, vurls[0].ObjectKey, header), "another user's rows are not locked")
+	// ... unless the file is in one of the wedged file's albums.
+	inA := a.AddFileBy(v, enteapitest.FileSpec{Title: "w.jpg", Data: []byte("w"), Thumbnail: make([]byte, 500)})
+	vdone := make(chan error, 1)
+	go func() { vdone <- vc.UpdateThumbnail(ctx, inA.ID, vurls[1].ObjectKey, header) }()
+	for what := range s.Stalled {
+		if what == "HUNG PUT /files/thumbnail" {
+			break
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the commit went through a wedged museum: %v", err)
+	default:
+	}
+	s.Restart()
+	require.NoError(t, <-done, "a restart lets the waiting commit go ahead")
+	require.NoError(t, <-vdone)
+	assert.Equal(t, 2, s.Hung())
+}
+
+// POST /files/info fails the whole batch, as museum's VerifyFileOwner does,
+// when one id is someone else's (403), unknown or repeated (400).
+func TestFilesInfoIsAllOrNothing(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{})
+	defer s.Close()
+	u := s.AddUser("a@example.org", "a", enteapitest.UserOptions{})
+	v := s.AddUser("v@example.org", "v", enteapitest.UserOptions{})
+	f := u.AddAlbum("one").AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: []byte("x")})
+	g := v.AddAlbum("two").AddFile(enteapitest.FileSpec{Title: "y.jpg", Data: []byte("y")})
+	c := s.Client(nil).WithToken(u.Token())
+	ctx := context.Background()
+	info, err := c.FilesInfo(ctx, []int64{f.ID})
+	require.NoError(t, err)
+	assert.Equal(t, f.InfoThumbnailSize(), info[f.ID].ThumbSize)
+	for name, c2 := range map[string]struct {
+		ids  []int64
+		want int
+	}{
+		"another's file":      {[]int64{f.ID, g.ID}, 403},
+		"only another's file": {[]int64{g.ID}, 403},
+		"an unknown id":       {[]int64{f.ID, 424242}, 400},
+		"only unknown ids":    {[]int64{424242}, 400},
+		"a repeated id":       {[]int64{f.ID, f.ID}, 400},
+		"no id at all":        {[]int64{}, 400},
+	} {
+		_, err := c.FilesInfo(ctx, c2.ids)
+		assert.Equal(t, c2.want, status(err), name)
+	}
 }
 
 func TestTokensAreScopedToTheApp(t *testing.T) {

@@ -1,18 +1,22 @@
 package enteapitest
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+
+	"github.com/quak-photos/quak/apiclient"
 )
 
 // Fault is one scripted misbehaviour, applied to one request of a route.
 // Build them with the functions below.
 type Fault struct {
 	kind       faultKind
+	header     []byte
 	n          int64
 	status     int
 	retryAfter string
@@ -35,6 +39,7 @@ const (
 	faultIgnoreRange
 	faultShiftRange
 	faultHold
+	faultStaleHeader
 )
 
 // Pass lets one request through untouched (to script "fail, pass, fail").
@@ -90,6 +95,10 @@ func ShiftRange(n int64) Fault { return Fault{kind: faultShiftRange, n: n} }
 // gives up), then serves it: a test can look at what else the client does
 // meanwhile.
 func Hold(release <-chan struct{}) Fault { return Fault{kind: faultHold, release: release} }
+
+// StaleThumbnailHeader answers GET /collections/file as a stale read
+// would: the file as it is now, but with the thumbnail header old.
+func StaleThumbnailHeader(old []byte) Fault { return Fault{kind: faultStaleHeader, header: old} }
 
 // Repeat is f, n times.
 func Repeat(f Fault, n int) []Fault {
@@ -167,6 +176,19 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault, h h
 	case faultLoseResponse:
 		h.ServeHTTP(httptest.NewRecorder(), r)
 		resetConnection(w)
+	case faultStaleHeader:
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var out struct {
+			File apiclient.File `json:"file"`
+		}
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &out) != nil {
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+			return
+		}
+		out.File.Thumbnail.DecryptionHeader = f.header
+		writeJSON(w, 200, out)
 	case faultIgnoreRange:
 		r.Header.Set("X-Fake-Ignore-Range", "1")
 		h.ServeHTTP(w, r)

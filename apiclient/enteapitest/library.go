@@ -363,9 +363,12 @@ type FileSpec struct {
 	// taken (pubMagicMetadata.offsetTime), written when set.
 	OffsetTime string
 
-	Thumbnail     []byte // plaintext JPEG; default a small real one (FakeJPEG)
-	NoThumbnail   bool   // no thumbnail row: preview answers 404
-	LostThumbnail bool   // a row, but the object is gone: the store answers 404
+	Thumbnail   []byte // plaintext JPEG; default a small real one (FakeJPEG)
+	NoThumbnail bool   // no thumbnail row: preview answers 404
+	// NoInfo leaves files.info NULL, as for older uploads: the listing has
+	// no info, and POST /files/info reads object_keys and fills it in.
+	NoInfo        bool
+	LostThumbnail bool // a row, but the object is gone: the store answers 404
 	// CorruptThumbnail stores the thumbnail with one ciphertext bit flipped.
 	CorruptThumbnail bool
 	// StaticThumbnail is the web client's failure case: Ente's black
@@ -376,6 +379,8 @@ type FileSpec struct {
 	// Hash overrides the metadata hash (to model a mismatch). Default: the
 	// BLAKE2b-512 of the plaintext, or of each part for a live photo.
 	Hash string
+	// NoHash writes metadata without a hash, as some old uploads have.
+	NoHash bool
 	// Materialize encrypts a generated file once, up front, and serves the
 	// bytes, so serving costs the server no CPU (for benchmarks of quak).
 	Materialize bool
@@ -405,9 +410,15 @@ type File struct {
 
 	fileHeader, thumbHeader []byte
 	fileObject, thumbObject string
-	metaEnc, metaHeader     []byte
-	pubMagic                *apiclient.MagicMetadata
-	trashed                 bool
+	// thumbInfo is files.info.thumbSize: the thumbnail's size at upload,
+	// which museum never updates when a thumbnail is replaced. thumbRecorded
+	// is object_keys.size: the current thumbnail object's size, the bound
+	// PUT /files/thumbnail checks and updates.
+	thumbInfo, thumbRecorded int64
+	infoNull                 bool
+	metaEnc, metaHeader      []byte
+	pubMagic                 *apiclient.MagicMetadata
+	trashed                  bool
 }
 
 // AddFile uploads a file into the album.
@@ -471,7 +482,7 @@ func (a *Album) newFile(owner *User, spec FileSpec) *File {
 	if spec.KeyLen > 0 {
 		keyLen = spec.KeyLen
 	}
-	f := &File{s: s, ID: s.id(), Owner: owner, key: s.random(keyLen), spec: spec}
+	f := &File{s: s, ID: s.id(), Owner: owner, key: s.random(keyLen), spec: spec, infoNull: spec.NoInfo}
 	f.fileHeader = s.random(secretstream.HeaderSize)
 	f.fileObject = fmt.Sprintf("%d/file-%d", owner.ID, f.ID)
 	s.objects[f.fileObject] = f.fileContent()
@@ -504,6 +515,7 @@ func (a *Album) newFile(owner *User, spec FileSpec) *File {
 			enc[len(enc)/2] ^= 1
 		}
 		o := &object{data: enc, size: int64(len(enc))}
+		f.thumbInfo, f.thumbRecorded = o.size, o.size
 		if spec.LostThumbnail {
 			o.lost = true
 		}
@@ -691,6 +703,9 @@ func (f *File) encryptMetadata() {
 		"fileType": sp.FileType, "title": sp.Title, "creationTime": sp.CreationTime,
 		"modificationTime": sp.ModificationTime, "hash": sp.Hash,
 	}
+	if sp.NoHash {
+		delete(md, "hash")
+	}
 	if sp.Latitude != 0 || sp.Longitude != 0 || sp.ZeroLocation {
 		md["latitude"], md["longitude"] = sp.Latitude, sp.Longitude
 	}
@@ -835,6 +850,38 @@ func (f *File) LoseThumbnail() {
 	if o := f.s.objects[f.thumbObject]; o != nil {
 		o.lost = true
 	}
+}
+
+// BreakThumbnailHeader makes the file's thumbnail decryption header
+// malformed (too short): a bad record, not damaged bytes.
+func (f *File) BreakThumbnailHeader() {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	f.thumbHeader = f.thumbHeader[:10]
+}
+
+// RecordThumbnailSize sets the thumbnail's size in museum's object_keys row
+// to n, as an earlier replacement would have left it, without touching
+// files.info's thumbSize (museum never does).
+func (f *File) RecordThumbnailSize(n int64) {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	f.thumbRecorded = n
+}
+
+// RecordedThumbnailSize is object_keys.size of the thumbnail (0 without a
+// row), and InfoThumbnailSize files.info's thumbSize.
+func (f *File) RecordedThumbnailSize() int64 {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	return f.thumbRecorded
+}
+
+// InfoThumbnailSize is files.info's thumbSize: the size at upload.
+func (f *File) InfoThumbnailSize() int64 {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	return f.thumbInfo
 }
 
 // Spec is the file's current description (edits included).

@@ -65,6 +65,18 @@ func (s *Server) srpCreateSession(w http.ResponseWriter, r *http.Request) {
 		apiErr(w, 409, "EMAIL_MFA_ENABLED", "email MFA is enabled")
 		return
 	}
+	// museum refuses a user's 11th SRP session left unverified within an
+	// hour (controller/user/srp.go); the fake's hour never ends.
+	unverified := 0
+	for _, o := range s.srpSessions {
+		if u != nil && o.user == u && !o.verified {
+			unverified++
+		}
+	}
+	if unverified >= 10 {
+		apiErr(w, 429, "TOO_MANY_UNVERIFIED_SESSIONS", "Too many unverified sessions")
+		return
+	}
 	verifier := s.random(srp.Size) // unknown users get a decoy session
 	if u != nil {
 		verifier = u.verifier

@@ -245,6 +245,10 @@ func (f *File) SetETag(tag string) {
 // Leaks counts store requests that carried the account token anywhere.
 func (s *Server) Leaks() int { return s.RequestsWithPrefix("LEAK ") }
 
+// QueryTokens counts requests, to the API or the store, that carried a
+// token in the URL's query string, where proxies log it.
+func (s *Server) QueryTokens() int { return s.RequestsWithPrefix("QUERYTOKEN ") }
+
 func (s *Server) uploadURLs(w http.ResponseWriter, r *http.Request) {
 	u, ok := s.authUser(w, r)
 	if !ok {
@@ -262,10 +266,76 @@ func (s *Server) uploadURLs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"urls": urls})
 }
 
-// updateThumbnail follows museum's rules: the key must be the caller's, the
-// file must exist, be owned by the caller and have a thumbnail row; the new
-// object must be uploaded and no larger than the old; an exact repeat fails
-// with 500 even after success. Success bumps the file everywhere.
+// wedge is what museum's database holds after an exact repeat of PUT
+// /files/thumbnail: repo.FileRepository.UpdateThumbnail returns on the
+// duplicate object_copies insert without rolling back, and the request's
+// context never ends (gin's Context.Done is nil without ContextWithFallback),
+// so the transaction stays open with row locks on the file, its albums and
+// the user's usage row until museum restarts. Writes that need those rows
+// hang; reads do not (Postgres readers never wait on row locks).
+type wedge struct {
+	users, files, albums map[int64]bool
+	release              chan struct{}
+}
+
+// albumsOf lists the albums that hold file id (museum's UPDATE of
+// collection_files and collections rows); s.mu is held.
+func (s *Server) albumsOf(id int64) []int64 {
+	var out []int64
+	for _, a := range s.collections {
+		if a.entries[id] != nil {
+			out = append(out, a.ID)
+		}
+	}
+	return out
+}
+
+// blocked reports whether a thumbnail commit by u for file id needs rows
+// the wedge holds; s.mu is held.
+func (w *wedge) blocked(s *Server, u *User, id int64) bool {
+	if w == nil {
+		return false
+	}
+	if w.users[u.ID] || w.files[id] {
+		return true
+	}
+	for _, a := range s.albumsOf(id) {
+		if w.albums[a] {
+			return true
+		}
+	}
+	return false
+}
+
+// Restart ends a wedge as restarting museum would: its transaction rolls
+// back and every write waiting on it goes ahead.
+func (s *Server) Restart() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wedged != nil {
+		close(s.wedged.release)
+		s.wedged = nil
+	}
+}
+
+// ExactRepeats counts PUT /files/thumbnail calls that repeated an object
+// key already committed: each wedges museum until it restarts.
+func (s *Server) ExactRepeats() int { return s.Requests("EXACT REPEAT PUT /files/thumbnail") }
+
+// Hung counts writes that found museum wedged and waited.
+func (s *Server) Hung() int { return s.Requests("HUNG PUT /files/thumbnail") }
+
+// updateThumbnail follows museum's rules (FileController.UpdateThumbnail
+// and repo.FileRepository.UpdateThumbnail, a621d73): the key must be the
+// caller's (400), the file must exist (404), be the caller's (403) and have
+// a thumbnail row (404); the new object must be in the store (500) and no
+// larger than the existing thumbnail object as object_keys records it
+// (500). Success records the new object's size in object_keys, not in
+// files.info (whose thumbSize keeps the upload's size), bumps the file
+// everywhere and deletes the old object. An exact repeat (a key already
+// committed) answers 500 and wedges museum: later thumbnail commits by the
+// same user, for the same file or for a file in one of its albums hang
+// until Restart or until the client gives up.
 func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request) {
 	u, ok := s.authUser(w, r)
 	if !ok {
@@ -282,6 +352,21 @@ func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	for s.wedged.blocked(s, u, in.FileID) {
+		release := s.wedged.release
+		s.counts["HUNG PUT /files/thumbnail"]++
+		s.mu.Unlock()
+		select {
+		case s.Stalled <- "HUNG PUT /files/thumbnail":
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		s.mu.Lock()
+	}
 	defer s.mu.Unlock()
 	key := in.Thumbnail.ObjectKey
 	f := s.files[in.FileID]
@@ -294,16 +379,29 @@ func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request) {
 		apiErr(w, 403, "", "")
 	case f.thumbObject == "":
 		apiErr(w, 404, "", "")
-	case s.usedThumbs[key]:
-		apiErr(w, 500, "", "") // duplicate key in object_copies
 	case s.objects[key] == nil:
-		apiErr(w, 500, "", "")
-	case s.objects[key].size > s.objects[f.thumbObject].size:
+		apiErr(w, 500, "", "") // HEAD on the object fails
+	case s.objects[key].size > f.thumbRecorded:
 		apiErr(w, 500, "", "") // new thumbnail larger than existing thumbnail
+	case s.usedThumbs[key]:
+		// The duplicate object_copies insert: 500, transaction left open.
+		s.counts["EXACT REPEAT PUT /files/thumbnail"]++
+		if s.wedged == nil {
+			s.wedged = &wedge{users: map[int64]bool{}, files: map[int64]bool{}, albums: map[int64]bool{}, release: make(chan struct{})}
+		}
+		s.wedged.users[u.ID] = true
+		s.wedged.files[f.ID] = true
+		for _, a := range s.albumsOf(f.ID) {
+			s.wedged.albums[a] = true
+		}
+		apiErr(w, 500, "", "")
 	default:
 		s.usedThumbs[key] = true
-		delete(s.objects, f.thumbObject)
+		if key != f.thumbObject {
+			delete(s.objects, f.thumbObject)
+		}
 		f.thumbObject = key
+		f.thumbRecorded = s.objects[key].size
 		f.thumbHeader = bytes.Clone(in.Thumbnail.DecryptionHeader)
 		f.touch()
 		w.WriteHeader(200)

@@ -25,6 +25,19 @@
 //     in the caller's own album 403 too (CollectionController.GetFile).
 //   - Unsharing and sharing again keeps the collection id; in between the
 //     sharee lists a tombstone and the album's diff answers 404.
+//   - PUT /files/thumbnail compares the new object's size with the existing
+//     thumbnail object's recorded size (object_keys.size), answers 500 when
+//     it is larger, and records the new size there; files.info's thumbSize
+//     (in the diff and POST /files/info) keeps the size at upload forever.
+//     GET /files/large-thumbnails?threshold=N reads object_keys.size. An
+//     exact repeat answers 500 and wedges museum until a restart (Restart).
+//     Seen on a running museum (refenv, a621d73): after a 299209-byte
+//     thumbnail was replaced by a 77372-byte one, /files/info still said
+//     thumbSize 299209, large-thumbnails listed the file at threshold 77372
+//     and not at 77373, and the object served was 77372 bytes.
+//   - POST /files/info fails the whole batch when one id is another user's
+//     (403), unknown or repeated (400) (repo.VerifyFileOwner); seen on a
+//     running museum: a repeated id and an unknown one each answered 400 {}.
 package enteapitest
 
 import (
@@ -79,9 +92,11 @@ type Server struct {
 	files       map[int64]*File
 	objects     map[string]*object
 	usedThumbs  map[string]bool
+	wedged      *wedge
 	faults      map[string][]Fault
 	counts      map[string]int
 	chaos       func(route string) (Fault, bool)
+	tamperDiff  func(collectionID int64, page []apiclient.File) []apiclient.File
 	ranges      map[string][]string
 	wan         WAN
 	storeNow    int // object store GETs in flight
@@ -222,6 +237,9 @@ func (s *Server) counted(h http.Handler) http.Handler {
 		route := r.Method + " " + r.URL.Path
 		s.mu.Lock()
 		s.counts[route]++
+		if r.URL.Query().Has("token") {
+			s.counts["QUERYTOKEN "+route]++
+		}
 		s.mu.Unlock()
 		w, leave, ok := s.throughWAN(w, r)
 		defer leave()
@@ -335,6 +353,7 @@ func (s *Server) apiRoutes() http.Handler {
 	mux.HandleFunc("GET /files/preview/{id}", s.redirectObject(true))
 	mux.HandleFunc("GET /files/upload-urls", s.uploadURLs)
 	mux.HandleFunc("PUT /files/thumbnail", s.updateThumbnail)
+	mux.HandleFunc("GET /files/large-thumbnails", s.largeThumbnails)
 	mux.HandleFunc("GET /ping", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 200, map[string]string{"message": "pong", "id": "enteapitest"})
 	})

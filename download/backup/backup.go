@@ -114,7 +114,23 @@ type Options struct {
 const (
 	LastRunFile     = "last-run.json"
 	LastSuccessFile = "last-success.json"
+	// LastRefusedFile records the last run refused before it started
+	// (lock held, session unusable), which wrote no last-run.json.
+	LastRefusedFile = "last-refused.json"
 )
+
+// RecordRefusal writes v to DIR/.quak/last-refused.json, when DIR already
+// holds a backup (a missing DIR is not created).
+func RecordRefusal(dir string, v any) error {
+	q := filepath.Join(dir, StateDir)
+	if fi, err := os.Stat(q); err != nil || !fi.IsDir() {
+		return err
+	}
+	if err := writeJSON(q, filepath.Join(q, LastRefusedFile), v); err != nil {
+		return err
+	}
+	return download.SyncDir(q)
+}
 
 // ErrLocked reports that another quak run holds the folder's lock.
 var ErrLocked = errors.New("another quak run is backing up this folder")
@@ -164,8 +180,11 @@ type run struct {
 	// without asking the server again.
 	tombstones map[int64]bool
 	goneNow    map[entryKey]bool
-	ov         overlay
-	resumes    map[int64]*download.ResumePoint // where earlier runs left large downloads
+	// listed is the latest updationTime this run's listings showed for
+	// each album entry (latestOnly).
+	listed  map[entryKey]int64
+	ov      overlay
+	resumes map[int64]*download.ResumePoint // where earlier runs left large downloads
 	// expected holds the hashes of files being downloaded, to recognise one
 	// a killed run left at its final name; viewNamers the names taken in
 	// each date folder; viewsFull is set while prepareViews converts every
@@ -175,11 +194,16 @@ type run struct {
 	viewsFull   bool
 	enteConvert bool
 	viewChanges int
+	down        outage // connection failures in a row
+	// restoring holds the saved files being downloaded again because they
+	// were missing or changed on disk.
+	restoring map[int64]bool
 }
 
 // Run backs up the account into o.Dir. The summary is returned even with an
 // error. Errors: *DirError, ErrLocked, errs.ErrNotLoggedIn (the server
-// rejected the session: the run stops at once), context errors, and others;
+// rejected the session: the run stops at once), *UnreachableError (the
+// server could not be reached: the run stops), context errors, and others;
 // files that fail are not errors but are counted in Summary.Failed.
 func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	start := time.Now()
@@ -195,7 +219,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	}
 	r := &run{o: o, dir: dir, tmp: filepath.Join(dir, StateDir, TempDir), names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
 		touched: map[int64]bool{}, dirty: map[string]bool{}, expected: map[int64]string{},
-		tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{},
+		tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{}, listed: map[entryKey]int64{},
 		ov: overlay{files: map[string]bool{}, aliases: map[string]string{}}}
 	if o.DryRun {
 		st, drop, err := dryState(dir)
@@ -253,6 +277,17 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if err := r.prepareViews(); err != nil {
 		return &r.sum, err
 	}
+	if !o.MetadataOnly {
+		gone, err := r.missingLocally()
+		if err != nil {
+			return &r.sum, err
+		}
+		r.o.Redownload = append(r.o.Redownload, gone...)
+	}
+	r.restoring = map[int64]bool{}
+	for _, id := range r.o.Redownload {
+		r.restoring[id] = true
+	}
 	if err := r.markForRedownload(ctx); err != nil {
 		return &r.sum, err
 	}
@@ -271,7 +306,8 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		r.fetcher.Save, r.fetcher.SaveAbove = r.saveResume, r.o.ResumeAbove
 	}
 	err = r.sync(ctx, cancel)
-	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) {
+	var ue *UnreachableError
+	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) || errors.As(cause, &ue) {
 		err = cause
 	}
 	if err == nil && o.Prune {
@@ -317,7 +353,15 @@ func (r *run) record(runErr error) error {
 		return nil
 	}
 	v, ok := r.o.Record(&r.sum, runErr)
-	if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, LastRunFile), v); err != nil {
+	last := filepath.Join(r.dir, StateDir, LastRunFile)
+	if err := writeJSON(r.tmp, last, v); err != nil {
+		// The previous record must not go on saying how an older run
+		// went: quak status reports the missing record instead.
+		_ = os.Remove(last)
+		return fmt.Errorf("recording the run: %w", err)
+	}
+	// This run's record supersedes any refusal before it.
+	if err := os.Remove(filepath.Join(r.dir, StateDir, LastRefusedFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("recording the run: %w", err)
 	}
 	if ok {
@@ -370,7 +414,11 @@ func prepareDir(dir string, init, dry bool) (string, error) {
 		return "", &DirError{Dir: dir, Reason: "cannot be read", Err: err}
 	case !fi.IsDir():
 		return "", &DirError{Dir: dir, Reason: "is not a folder"}
-	case dry:
+	}
+	if err := noLinks(abs, dir); err != nil {
+		return "", err
+	}
+	if dry {
 		return abs, nil
 	}
 	if err := os.MkdirAll(filepath.Join(abs, StateDir, TempDir), 0o700); err != nil {
@@ -383,6 +431,24 @@ func prepareDir(dir string, init, dry bool) (string, error) {
 	_ = probe.Close()
 	_ = os.Remove(probe.Name())
 	return abs, nil
+}
+
+// noLinks refuses a backup folder whose state folder, temp area or trash
+// (which quak writes, sweeps and empties) is a symbolic link or not a
+// folder: quak never follows a link out of the backup folder. shown is
+// DIR as the user gave it.
+func noLinks(abs, shown string) error {
+	for _, rel := range []string{StateDir, filepath.Join(StateDir, TempDir), filepath.Join(StateDir, TrashDir)} {
+		fi, err := os.Lstat(filepath.Join(abs, rel))
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			return &DirError{Dir: shown, Reason: fmt.Sprintf("has %s as a symbolic link, which quak never follows; make it a plain folder", rel)}
+		case !fi.IsDir():
+			return &DirError{Dir: shown, Reason: fmt.Sprintf("has %s, which is not a folder", rel)}
+		}
+	}
+	return nil
 }
 
 // checkAccount refuses a folder that backs up another account, or the same
@@ -406,6 +472,9 @@ func (r *run) checkAccount() error {
 func (r *run) unchanged() int {
 	n := 0
 	_ = r.st.Files(func(f *state.File) error {
+		if f.Status == state.Skipped {
+			r.sum.LeftOut++
+		}
 		if (f.Status == state.Saved || f.Status == state.HashMismatch) && len(f.Entries) > 0 {
 			r.sum.TotalFiles++
 			r.sum.TotalBytes += plainSize(f.Size)
@@ -473,16 +542,21 @@ func sameEndpoint(a, b string) bool {
 }
 
 // fatal reports errors that stop the whole run: a dead session, a
-// cancelled run, and a backup folder that is full or read-only (every
-// further file would fail the same way).
+// cancelled run, a server that cannot be reached, and a backup folder that
+// is full or read-only (every further file would fail the same way).
 func fatal(ctx context.Context, err error) bool {
 	var de *DirError
-	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil || errors.As(err, &de)
+	var ue *UnreachableError
+	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil || errors.As(err, &de) || errors.As(err, &ue)
 }
 
 // diskError turns a full or read-only file system into the *DirError that
 // stops the run, and returns other errors as they are.
 func (r *run) diskError(err error) error {
+	var de *DirError
+	if errors.As(err, &de) {
+		return err // already says so: wrapping again would repeat it
+	}
 	for _, e := range []error{syscall.ENOSPC, syscall.EROFS} {
 		if errors.Is(err, e) {
 			return &DirError{Dir: r.o.Dir, Reason: "is full or read-only; the run stopped", Err: err}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -104,16 +105,25 @@ func (r *run) viewSidecars(c *state.Collection, src *state.Entry, srcDir string,
 				continue
 			}
 			from, to := filepath.Join(srcDir, s.from), filepath.Join(dir, s.to)
-			if !s.on || !r.exists(from) {
-				changed = r.removeIfExists(to) || changed
+			own := slices.Contains(v.Sidecars, s.to)
+			if !s.on || !r.exists(from) || !slices.Contains(src.Sidecars, s.from) {
+				if own {
+					v.Sidecars = withoutName(v.Sidecars, s.to)
+					changed = r.removeIfExists(to) || changed
+				}
 				continue
 			}
 			if sameFile(from, to) || sameBytes(from, to) {
+				v.Sidecars = withName(v.Sidecars, s.to)
 				continue
+			}
+			if !own && r.exists(to) {
+				continue // a file quak did not make
 			}
 			if _, err := r.linkOrCopy(from, to); err != nil {
 				return changed, err
 			}
+			v.Sidecars = withName(v.Sidecars, s.to)
 			changed = true
 		}
 	}
@@ -130,7 +140,7 @@ func (r *run) viewSource(f *state.File) (*state.Collection, *state.Entry, string
 	sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
 	for _, cid := range cids {
 		c, e := r.colls[cid], f.Entries[cid]
-		if c == nil || c.Pruned || !r.partsExist(c, e) {
+		if c == nil || c.Pruned || e.Stale || !r.partsExist(c, e) {
 			continue
 		}
 		if dir, err := layout.Join(r.dir, c.Folder); err == nil {
@@ -206,14 +216,12 @@ func (r *run) unview(v *state.View) {
 		n.Release(p)
 		r.mu.Unlock()
 	}
-	for _, p := range v.Parts {
-		for _, name := range []string{sidecars.XMPName(p), sidecars.TakeoutName(p)} {
-			r.mu.Lock()
-			taken := n.Taken(name)
-			r.mu.Unlock()
-			if !taken {
-				r.removeIfExists(filepath.Join(dir, name))
-			}
+	for _, name := range v.Sidecars {
+		r.mu.Lock()
+		taken := n.Taken(name)
+		r.mu.Unlock()
+		if !taken {
+			r.removeIfExists(filepath.Join(dir, name))
 		}
 	}
 	if !r.dry() {

@@ -67,12 +67,16 @@ func (r *run) rename(from, to string) error {
 	return nil
 }
 
+// removeFile is os.Remove; tests replace it to model a case-insensitive
+// file system.
+var removeFile = os.Remove
+
 func (r *run) remove(path string) {
 	if r.dry() {
 		r.note(path, false)
 		return
 	}
-	_ = os.Remove(path)
+	_ = removeFile(path)
 }
 
 func (r *run) chtimes(path string, t time.Time) error {

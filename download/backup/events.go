@@ -31,6 +31,7 @@ const (
 	WouldPrune                       // an album copy a refused --prune would have moved
 	PruneKept                        // --prune left an album copy in place: its deletion is not proven (Err says why)
 	FileRestored                     // a file that came back on the server was moved back from the trash
+	LocalRestored                    // a saved file missing or changed on disk was downloaded again in place
 )
 
 // Event is one thing the backup did or decided. Fields that do not apply
@@ -62,15 +63,23 @@ type Failure struct {
 type Summary struct {
 	// Started is set once the run is past its checks (folder, lock, state):
 	// a run refused before it starts has done nothing worth summarising.
-	Started         bool
-	Start           time.Time
-	New             int // files downloaded
-	Linked          int // album entries made from files already saved
-	Adopted         int // files recognised from an existing export
-	Updated         int // metadata edits applied without downloading
-	Unchanged       int // files saved earlier and left as they were
-	Failed          int // files not saved (retried first next run)
-	Skipped         int // files the filters left out this run
+	Started   bool
+	Start     time.Time
+	New       int // files downloaded
+	Linked    int // album entries made from files already saved
+	Adopted   int // files recognised from an existing export
+	Updated   int // metadata edits applied without downloading
+	Unchanged int // files saved earlier and left as they were
+	Failed    int // files not saved (retried first next run)
+	Skipped   int // files the filters left out this run
+	// LeftOut counts the files the filters keep out of the backup, this
+	// run or earlier ones; AlbumsLeftOut, the albums this run's filters
+	// did not take.
+	LeftOut       int
+	AlbumsLeftOut int
+	// LocalRestored counts saved files found missing (or, with verify,
+	// changed) on disk and downloaded again; they are not in New.
+	LocalRestored   int
 	HashMismatches  int // saved, but not what their metadata claims
 	DeletedOnServer int // entries removed or trashed on the server (local copies kept)
 	AlbumsDeleted   int

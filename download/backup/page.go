@@ -35,8 +35,14 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 		defer outMu.Unlock()
 		out = append(out, f)
 	}
+	entries = r.latestOnly(c.ID, entries)
 	for i := range entries {
 		raw := &entries[i]
+		if !raw.IsDeleted {
+			r.mu.Lock()
+			delete(r.goneNow, entryKey{raw.ID, c.ID}) // an older entry's deletion no longer holds
+			r.mu.Unlock()
+		}
 		sf, err := r.st.File(raw.ID)
 		if err != nil {
 			return out, false, err
@@ -128,6 +134,32 @@ func (r *run) page(ctx context.Context, a *catalog.Album, c *state.Collection, e
 		return out, false, context.Cause(ctx)
 	}
 	return out, true, nil
+}
+
+// latestOnly keeps, of the entries a listing carries for one file in album
+// cid, only the one of the latest updationTime, also across this run's
+// earlier pages: a broken or hostile server may list a file twice, and an
+// older entry is never applied after a newer one, nor saved a second time.
+// Of two entries of the same time, a live one wins over a deletion.
+func (r *run) latestOnly(cid int64, entries []apiclient.File) []apiclient.File {
+	at := map[int64]int{}
+	out := make([]apiclient.File, 0, len(entries))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range entries {
+		k := entryKey{e.ID, cid}
+		if t, ok := r.listed[k]; ok && (e.UpdationTime < t || (e.UpdationTime == t && e.IsDeleted)) {
+			continue
+		}
+		r.listed[k] = e.UpdationTime
+		if i, ok := at[e.ID]; ok {
+			out[i] = e
+			continue
+		}
+		at[e.ID] = len(out)
+		out = append(out, e)
+	}
+	return out
 }
 
 // stamp records in rec, a file saved in album cid, the updationTime of the

@@ -39,6 +39,9 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 		t.Hash = "" // checked per part after unzipping
 	}
 	p, err := r.fetcher.Fetch(ctx, t, r.tmp)
+	if uerr := r.down.observe(ctx, err); uerr != nil {
+		return nil, uerr
+	}
 	if err != nil {
 		return failed(err)
 	}
@@ -61,15 +64,21 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	if err != nil {
 		return failed(err)
 	}
+	rec.Entries[c.ID].Sidecars = r.dropOld(c, old, it.FileID, names)
 	for cid, e := range rec.Entries {
 		if cid != c.ID && !e.Deleted {
 			if err := r.relink(rec, c, cid); err != nil {
-				r.emit(Event{Kind: FileFailed, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: cid, Err: err})
+				r.relinkFailed(rec, cid, err)
 			}
 		}
 	}
 	r.mu.Lock()
-	r.sum.New++
+	restored := r.restoring[it.FileID]
+	if restored {
+		r.sum.LocalRestored++
+	} else {
+		r.sum.New++
+	}
 	r.sum.Bytes += size
 	r.touched[it.FileID] = true
 	if mismatch {
@@ -80,6 +89,9 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 	r.emit(Event{Kind: FileSaved, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path, Bytes: size})
 	if mismatch {
 		r.emit(Event{Kind: HashMismatch, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path})
+	}
+	if restored {
+		r.emit(Event{Kind: LocalRestored, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path})
 	}
 	return rec, nil
 }
@@ -107,7 +119,6 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		if err := p.Commit(filepath.Join(dir, name), r.o.FileMode, mtime); err != nil {
 			return nil, "", false, err
 		}
-		r.dropOld(c, old, []string{name})
 		return []string{name}, keys.EncodeB64(p.Hash), p.HashMismatch, nil
 	}
 	res, err := livephoto.Unpack(p.Path(), r.tmp, download.TempPrefix)
@@ -154,7 +165,6 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 			return nil, "", false, err
 		}
 	}
-	r.dropOld(c, old, names)
 	return names, local, mismatch, nil
 }
 
@@ -199,6 +209,9 @@ func (r *run) entryNames(c *state.Collection, old *state.Entry, fileID int64, ti
 				sidecar = names[0]
 			}
 			p := filepath.Join(dir, name)
+			if i == 0 && !metaOwnedBy(filepath.Join(dir, ".meta", name+".json"), fileID) {
+				return false // another file's `ente export` sidecar has this name
+			}
 			return !r.exists(p) || leftBy(dir, sidecar, name, fileID) || r.leftoverLocked(p, fileID)
 		})
 	}
@@ -239,33 +252,50 @@ func sameExts(parts, exts []string) bool {
 	return true
 }
 
-// dropOld removes an entry's old parts and sidecar that the new names no
-// longer use.
-func (r *run) dropOld(c *state.Collection, old *state.Entry, keep []string) {
+// dropOld removes an entry's old parts and the sidecars quak recorded for
+// them that the new names no longer use, and returns the recorded sidecars
+// left. A part whose name differs from a kept one only in case is the kept
+// file itself on a case-insensitive file system, and stays.
+func (r *run) dropOld(c *state.Collection, old *state.Entry, fileID int64, keep []string) []string {
 	if old == nil {
-		return
+		return nil
 	}
 	dir, err := r.albumDir(c)
 	if err != nil {
-		return
+		return old.Sidecars
 	}
-	kept := map[string]bool{}
-	for _, k := range keep {
-		kept[k] = true
+	keptName := func(name string) bool {
+		for _, k := range keep {
+			if strings.EqualFold(k, name) {
+				return true
+			}
+		}
+		return false
 	}
+	own := old.Sidecars
 	n := r.namer(c)
 	for _, part := range old.Parts {
-		if !kept[part] {
-			r.remove(filepath.Join(dir, part))
-			r.dropPartSidecars(dir, part)
-			r.mu.Lock()
-			n.Release(part)
-			r.mu.Unlock()
+		if keptName(part) {
+			continue
 		}
+		r.remove(filepath.Join(dir, part))
+		own = r.dropPartSidecars(dir, part, own)
+		r.mu.Lock()
+		n.Release(part)
+		r.mu.Unlock()
 	}
-	if !kept[old.Name] {
-		r.remove(filepath.Join(dir, ".meta", old.Name+".json"))
+	if !keptName(old.Name) {
+		r.removeMeta(filepath.Join(dir, ".meta", old.Name+".json"), fileID)
 	}
+	return own
+}
+
+// removeMeta removes an `ente export` sidecar that describes file id.
+func (r *run) removeMeta(path string, id int64) bool {
+	if !metaOwnedBy(path, id) {
+		return false
+	}
+	return r.removeIfExists(path)
 }
 
 // albumDir is the album's folder, created if needed and checked to be
@@ -317,17 +347,23 @@ func (r *run) writeSidecar(rec *state.File, c *state.Collection, old *state.Entr
 	if err != nil {
 		return err
 	}
-	if r.o.Views.style() == sidecars.Ente {
+	owned := metaOwnedBy(p, rec.ID)
+	switch {
+	case r.o.Views.style() != sidecars.Ente:
+		if owned {
+			r.removeIfExists(p) // another style: no JSON in .meta (an adopted export's goes)
+		}
+	case !owned:
+		return fmt.Errorf("%s is another file's `ente export` sidecar; quak does not replace it", filepath.Join(c.Folder, ".meta", e.Name+".json"))
+	default:
 		sc := newSidecar(rec, c.ID, c.Name, e.Parts)
 		sc.Title = e.Meta.Title
 		if err := r.writeJSON(p, sc); err != nil {
 			return err
 		}
-	} else {
-		r.removeIfExists(p) // another style: no JSON in .meta (an adopted export's goes)
 	}
-	if old != nil && old.Name != e.Name {
-		r.remove(filepath.Join(filepath.Dir(p), old.Name+".json"))
+	if old != nil && !strings.EqualFold(old.Name, e.Name) {
+		r.removeMeta(filepath.Join(filepath.Dir(p), old.Name+".json"), rec.ID)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -115,4 +116,5 @@ func TestFullDiskStopsTheRun(t *testing.T) {
 	assert.Zero(t, sum.Failed, "no failure line per remaining file")
 	assert.Empty(t, e.kinds(FileFailed))
 	assert.Equal(t, 3, e.downloads(), "the run stopped at the first full-disk error")
+	assert.Equal(t, 1, strings.Count(err.Error(), "is full or read-only"), "the message says it once: %v", err)
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/sidecars"
@@ -121,7 +123,7 @@ func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, [
 	})
 	for i := range items {
 		it := &items[i]
-		it.xmp, it.takeout = r.ownSidecars(colls[it.cid], it.names[:len(it.names)-1])
+		it.xmp, it.takeout = r.ownSidecars(colls[it.cid], it.file.Entries[it.cid])
 	}
 	var albums []*state.Collection
 	for _, c := range colls {
@@ -133,20 +135,19 @@ func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, [
 	return items, albums, err
 }
 
-// ownSidecars names the XMP and Takeout sidecars this run's options keep
-// beside each of parts in album c ("" for a part with none; nil for a kind
-// the options do not keep): the files of quak's own that go to the trash
-// with them. A name a saved file of the album has is that file's, never a
-// sidecar (entryViews writes none there). prepareViews has already brought
-// the sidecars on disk in line with the options.
-func (r *run) ownSidecars(c *state.Collection, parts []string) (xmp, takeout []string) {
+// ownSidecars names the XMP and Takeout sidecars quak recorded as its own
+// beside each of e's parts in album c ("" for a part with none; nil for a
+// kind the options do not keep): the files of quak's own that go to the
+// trash with them. A name a saved file of the album has is that file's,
+// never a sidecar; a file quak did not record is the user's.
+func (r *run) ownSidecars(c *state.Collection, e *state.Entry) (xmp, takeout []string) {
 	names := func(on bool, name func(string) string) []string {
 		if !on {
 			return nil
 		}
-		out := make([]string, len(parts))
-		for i, p := range parts {
-			if n := name(p); !r.nameTaken(c, n) {
+		out := make([]string, len(e.Parts))
+		for i, p := range e.Parts {
+			if n := name(p); slices.Contains(e.Sidecars, n) && !r.nameTaken(c, n) {
 				out[i] = n
 			}
 		}
@@ -205,6 +206,11 @@ func (r *run) proven(ctx context.Context, it pruneItem, c *state.Collection) (bo
 func (r *run) pruneEntry(trash string, it pruneItem) error {
 	tc := state.TrashCopy{CollectionID: it.cid}
 	for i, name := range it.names {
+		if i == len(it.names)-1 {
+			if p, err := layout.Join(r.dir, it.folder, name); err != nil || !metaOwnedBy(p, it.file.ID) {
+				continue // another file's `ente export` sidecar
+			}
+		}
 		rel, err := r.toTrash(trash, it.folder, name)
 		if err != nil {
 			return err
@@ -348,13 +354,8 @@ func (r *run) toTrash(trash, folder, name string) (string, error) {
 // old name removed; where the file system has no hard links, a rename to
 // a name checked free.
 func moveNoReplace(from, to string) (string, error) {
-	ext := filepath.Ext(to)
-	base := strings.TrimSuffix(to, ext)
 	for n := 1; ; n++ {
-		cand := to
-		if n > 1 {
-			cand = fmt.Sprintf("%s (%d)%s", base, n, ext)
-		}
+		cand := numbered(to, n)
 		err := hardLink(from, cand)
 		switch {
 		case err == nil:
@@ -367,6 +368,29 @@ func moveNoReplace(from, to string) (string, error) {
 		}
 		return cand, os.Rename(from, cand)
 	}
+}
+
+// numbered is path with " (n)" before its extension (n > 1), its name cut
+// (at a whole UTF-8 character) so that it still fits layout.MaxName.
+func numbered(path string, n int) string {
+	if n <= 1 {
+		return path
+	}
+	dir, name := filepath.Split(path)
+	ext := filepath.Ext(name)
+	if len(ext) > 16 {
+		ext = ""
+	}
+	stem := strings.TrimSuffix(name, ext)
+	suffix := fmt.Sprintf(" (%d)", n)
+	cut := layout.MaxName - len(suffix) - len(ext)
+	if len(stem) > cut {
+		for cut > 0 && !utf8.RuneStart(stem[cut]) {
+			cut--
+		}
+		stem = stem[:cut]
+	}
+	return dir + stem + suffix + ext
 }
 
 // TrashDay is one day of DIR's trash: its name (YYYY-MM-DD), and the files
@@ -387,6 +411,9 @@ func EmptyTrash(dir string, cutoff time.Time, dry bool) ([]TrashDay, error) {
 	}
 	if _, err := os.Stat(filepath.Join(abs, StateDir)); err != nil {
 		return nil, &DirError{Dir: dir, Reason: "holds no quak backup", Err: err}
+	}
+	if err := noLinks(abs, dir); err != nil {
+		return nil, err
 	}
 	if !dry {
 		unlock, err := Lock(abs)

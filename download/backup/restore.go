@@ -45,7 +45,7 @@ func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *s
 		if tc.Sidecar != "" {
 			r.remove(filepath.Join(r.dir, tc.Sidecar))
 		}
-		r.sidecarsFromTrash(c, dir, names, tc)
+		rec.Entries[c.ID].Sidecars = r.sidecarsFromTrash(c, dir, names, tc)
 		r.mu.Lock()
 		r.dirty[dir] = true
 		r.sum.Restored++
@@ -63,7 +63,10 @@ func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *s
 // them, where this run's options keep them; the commit that follows
 // rewrites those whose content is out of date, and writes those that are
 // not in the trash. The others are removed from the trash with their file.
-func (r *run) sidecarsFromTrash(c *state.Collection, dir string, names []string, tc state.TrashCopy) {
+// It returns the names of those moved back (quak's own again); a name a
+// file already has in the folder is not taken.
+func (r *run) sidecarsFromTrash(c *state.Collection, dir string, names []string, tc state.TrashCopy) []string {
+	var own []string
 	for _, s := range []struct {
 		on    bool
 		trash []string
@@ -80,14 +83,16 @@ func (r *run) sidecarsFromTrash(c *state.Collection, dir string, names []string,
 			if err != nil {
 				continue
 			}
-			if j < len(names) && s.on && !r.nameTaken(c, s.name(names[j])) {
+			if j < len(names) && s.on && !r.nameTaken(c, s.name(names[j])) && !r.exists(filepath.Join(dir, s.name(names[j]))) {
 				if r.rename(from, filepath.Join(dir, s.name(names[j]))) == nil {
+					own = append(own, s.name(names[j]))
 					continue
 				}
 			}
 			r.remove(from)
 		}
 	}
+	return own
 }
 
 // intact reports whether every part (relative to DIR, inside its trash) is

@@ -40,6 +40,9 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 		list, err = r.o.Client.Collections(ctx, 0)
 		return err
 	})
+	if retry.Unreachable(err) && ctx.Err() == nil {
+		return &UnreachableError{InARow: 1, Err: err} // nothing can be done without the listing
+	}
 	if err != nil {
 		return fmt.Errorf("listing albums: %w", err)
 	}
@@ -54,6 +57,9 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 		albums[a.ID] = a
 		r.tombstones[a.ID] = a.Deleted
 	}
+	if err := r.checkPatterns(albums); err != nil {
+		return err
+	}
 	if r.o.FreeSpace != nil && !r.o.MetadataOnly {
 		if err := r.checkSpace(ctx, albums); err != nil {
 			return err
@@ -61,6 +67,9 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 	}
 	if !r.o.MetadataOnly {
 		if err := r.retryFailed(ctx, albums, cancel); err != nil {
+			return err
+		}
+		if err := r.relinkStale(); err != nil {
 			return err
 		}
 	}
@@ -72,6 +81,7 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 	for _, id := range ids {
 		a := albums[id]
 		if !a.Deleted && !r.takeAlbum(a) {
+			r.sum.AlbumsLeftOut++
 			continue // left out by the filters: its cursor stays, for a wider run
 		}
 		if err := r.syncAlbum(ctx, a, cancel); err != nil {
@@ -83,6 +93,24 @@ func (r *run) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// checkPatterns fails the run with a *filter.NoMatchError when an
+// --albums pattern matches no album the account can see.
+func (r *run) checkPatterns(albums map[int64]*catalog.Album) error {
+	names := map[int64]string{}
+	var all []string
+	for id, a := range albums {
+		if !a.Deleted {
+			names[id] = a.Name
+			all = append(all, a.Name)
+		}
+	}
+	sort.Strings(all)
+	if miss := r.o.Filter.Albums.Unmatched(names); len(miss) > 0 {
+		return &filter.NoMatchError{Pattern: miss[0], Nearest: filter.Nearest(miss[0], all, 3)}
+	}
+	return nil
 }
 
 // syncAlbum records the album (new, renamed or deleted) and, when it changed
@@ -126,6 +154,13 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 	for {
 		res := <-pending
 		page, err := res.page, res.err
+		// A listing that answers says nothing of the object store, so
+		// only its failures count.
+		if err != nil {
+			if uerr := r.down.observe(ctx, err); uerr != nil {
+				return uerr
+			}
+		}
 		var ae *errs.ApiError
 		if errors.As(err, &ae) && ae.Status == 404 {
 			r.mu.Lock()

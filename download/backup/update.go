@@ -1,9 +1,14 @@
 package backup
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -29,7 +34,19 @@ func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *stat
 		return nil, false, err
 	}
 	if ne.Meta.Title != it.Meta.Title {
-		names := r.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(ne.Parts))
+		names := r.caseOnly(c, ne.Parts, it.Meta.Title)
+		if names != nil {
+			// The same file under a name that differs only in case: on a
+			// case-insensitive file system the old names are the new ones,
+			// so what goes is removed first and the parts are renamed, never
+			// removed.
+			for _, p := range ne.Parts {
+				ne.Sidecars = r.dropPartSidecars(dir, p, ne.Sidecars)
+			}
+			r.removeMeta(filepath.Join(dir, ".meta", ne.Name+".json"), it.FileID)
+		} else {
+			names = r.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(ne.Parts))
+		}
 		for i, p := range ne.Parts {
 			if err := r.rename(filepath.Join(dir, p), filepath.Join(dir, names[i])); err != nil {
 				return nil, false, err
@@ -37,7 +54,7 @@ func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *stat
 		}
 		old := *ne
 		ne.Name, ne.Parts = names[0], names
-		r.dropOld(c, &old, names)
+		ne.Sidecars = r.dropOld(c, &old, it.FileID, names)
 		r.emit(Event{Kind: FileRenamed, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
 			Path: filepath.Join(c.Folder, names[0])})
 	}
@@ -58,6 +75,34 @@ func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *stat
 	r.emit(Event{Kind: MetadataUpdated, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
 		Path: filepath.Join(c.Folder, ne.Name)})
 	return rec, false, nil
+}
+
+// caseOnly returns the names a title gives an entry's parts when they
+// differ from the current ones only in case (IMG.JPG renamed img.jpg),
+// else nil.
+func (r *run) caseOnly(c *state.Collection, parts []string, title string) []string {
+	exts := partExts(parts)
+	stem := title
+	if len(exts) > 1 {
+		stem = strings.TrimSuffix(title, filepath.Ext(title))
+	}
+	names := make([]string, len(parts))
+	for i, ext := range exts {
+		names[i] = layout.SanitizeFile(stem+ext, "file"+ext)
+		if !strings.EqualFold(names[i], parts[i]) {
+			return nil
+		}
+	}
+	if slices.Equal(names, parts) {
+		return nil
+	}
+	n := r.namer(c)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, name := range names {
+		n.Take(name)
+	}
+	return names
 }
 
 // partExts are the extensions entryNames wants for a file's parts: none for
@@ -132,23 +177,95 @@ func (r *run) relink(rec *state.File, c *state.Collection, cid int64) error {
 	if err != nil {
 		return err
 	}
-	e.Copy = false
+	copied := false
 	for i := range src.Parts {
 		cp, err := r.linkOrCopy(filepath.Join(from, src.Parts[i]), filepath.Join(to, e.Parts[i]))
 		if err != nil {
 			return err
 		}
-		e.Copy = e.Copy || cp
+		copied = copied || cp
 	}
-	e.Meta = rec.Meta
+	e.Copy, e.Stale, e.Meta = copied, false, rec.Meta
 	return r.writeSidecar(rec, oc, nil)
 }
 
-// source finds a saved copy of the file whose parts exist on disk.
+// relinkFailed marks rec's copy in album cid stale and counts the failure:
+// the run ends partial, and the next one tries again (relinkStale).
+func (r *run) relinkFailed(rec *state.File, cid int64, err error) {
+	e, oc := rec.Entries[cid], r.colls[cid]
+	e.Stale = true
+	album, path := "", e.Name
+	if oc != nil {
+		album, path = oc.Name, filepath.Join(oc.Folder, e.Name)
+	}
+	err = fmt.Errorf("refreshing %s with the file's new content: %w", path, err)
+	reason := Reason(err)
+	r.mu.Lock()
+	r.sum.Failed++
+	r.sum.Failures = append(r.sum.Failures, Failure{FileID: rec.ID, Album: album, Title: rec.Meta.Title, Reason: reason, Error: err.Error()})
+	r.sum.Reasons[reason]++
+	r.touched[rec.ID] = true
+	r.mu.Unlock()
+	r.emit(Event{Kind: FileFailed, Album: album, Title: rec.Meta.Title, FileID: rec.ID, CollectionID: cid, Err: err})
+}
+
+// relinkStale refreshes, before anything is listed, the album copies an
+// earlier run failed to refresh with their file's new content, from a
+// current copy; nothing is downloaded. A copy that fails again is counted
+// again.
+func (r *run) relinkStale() error {
+	var stale []*state.File
+	err := r.st.Files(func(f *state.File) error {
+		for _, e := range f.Entries {
+			if e.Stale && saved(f) {
+				stale = append(stale, f)
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range stale {
+		src, _ := r.source(f)
+		if src == nil {
+			continue // no current copy: the next change of the file downloads it
+		}
+		var srcColl *state.Collection
+		for cid, e := range f.Entries {
+			if e == src {
+				srcColl = r.colls[cid]
+			}
+		}
+		rec := record(&catalog.Item{FileID: f.ID, OwnerID: f.OwnerID}, f)
+		cids := make([]int64, 0, len(rec.Entries))
+		for cid, e := range rec.Entries {
+			if e.Stale && !e.Deleted && r.colls[cid] != nil {
+				cids = append(cids, cid)
+			}
+		}
+		sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
+		for _, cid := range cids {
+			if err := r.relink(rec, srcColl, cid); err != nil {
+				if err := r.diskError(err); isDirError(err) {
+					return err
+				}
+				r.relinkFailed(rec, cid, err)
+			}
+		}
+		if err := r.commit([]*state.File{rec}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// source finds a current saved copy of the file whose parts exist on disk.
 func (r *run) source(sf *state.File) (*state.Entry, string) {
 	for cid, e := range sf.Entries {
 		c := r.colls[cid]
-		if c == nil || !r.partsExist(c, e) {
+		if c == nil || e.Stale || !r.partsExist(c, e) {
 			continue
 		}
 		if dir, err := r.albumDir(c); err == nil {

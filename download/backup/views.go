@@ -9,8 +9,12 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/layout"
@@ -62,9 +66,11 @@ type Remembered struct {
 }
 
 // ReadViews returns the views remembered for the backup folder dir, or nil
-// when none were.
+// when none were. A file that is damaged or edited into values the flags
+// would refuse is an error naming the file, never used as it is.
 func ReadViews(dir string) (*Remembered, error) {
-	b, err := os.ReadFile(filepath.Join(dir, StateDir, OptionsFile))
+	path := filepath.Join(dir, StateDir, OptionsFile)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -73,9 +79,35 @@ func ReadViews(dir string) (*Remembered, error) {
 	}
 	var m Remembered
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", OptionsFile, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w (fix or remove the file; the flags set it again)", path, err)
 	}
 	return &m, nil
+}
+
+// check refuses what the flags would refuse, and a zone or fingerprint
+// quak could not have written.
+func (m *Remembered) check() error {
+	style, err := sidecars.ParseStyle(string(m.Sidecars))
+	if err != nil || style != m.Sidecars {
+		return fmt.Errorf("sidecars: %q is not a sidecar style: use ente, takeout or none", m.Sidecars)
+	}
+	if m.DateView != "" {
+		if _, err := sidecars.ParseDateFormat(string(m.DateView)); err != nil {
+			return fmt.Errorf("dateView: %w", err)
+		}
+	}
+	if len(m.Zone) > 255 || strings.ContainsFunc(m.Zone, func(r rune) bool { return r < ' ' || r == 0x7f || r == utf8.RuneError }) {
+		return fmt.Errorf("zone: %q is not a time zone's name", m.Zone)
+	}
+	if m.ZoneRules != "" {
+		if _, err := strconv.ParseUint(m.ZoneRules, 16, 64); err != nil || len(m.ZoneRules) != 16 {
+			return fmt.Errorf("zoneRules: %q is not what quak writes", m.ZoneRules)
+		}
+	}
+	return nil
 }
 
 // remembered is what this run's views look like in OptionsFile.
@@ -306,28 +338,79 @@ func (r *run) entryViews(f *state.File, c *state.Collection, e *state.Entry) (ch
 			{r.o.Views.XMP, sidecars.XMPName(part), func() []byte { return sidecars.XMPPacket(in) }},
 			{style == sidecars.Takeout, sidecars.TakeoutName(part), func() []byte { return sidecars.TakeoutJSON(in) }},
 		} {
-			if r.nameTaken(c, s.name) {
-				if s.on {
-					r.emit(Event{Kind: FileWarning, Album: c.Name, Title: f.Meta.Title, FileID: f.ID, CollectionID: c.ID,
-						Err: fmt.Errorf("no sidecar %s: another file of the album has that name", s.name)})
-				}
-				continue
-			}
-			p := filepath.Join(dir, s.name)
-			var ch bool
-			switch {
-			case s.on:
-				ch, err = r.writeIfDiffers(p, s.body())
-			case r.viewsFull:
-				ch = r.removeIfExists(p)
-			}
+			ch, err := r.partSidecar(f, c, e, dir, part, s.name, s.on, s.body)
+			changed = changed || ch
 			if err != nil {
 				return changed, err
 			}
-			changed = changed || ch
 		}
 	}
 	return changed, nil
+}
+
+// partSidecar writes (on) or, in a full pass, removes the sidecar name of
+// part in album c, and records it in e.Sidecars as quak's. It never
+// touches a saved file of that name, a file quak did not record (unless it
+// holds exactly what quak would write there), nor a name that two parts'
+// sidecars would share.
+func (r *run) partSidecar(f *state.File, c *state.Collection, e *state.Entry, dir, part, name string, on bool, body func() []byte) (bool, error) {
+	warn := func(why string) {
+		if on {
+			r.emit(Event{Kind: FileWarning, Album: c.Name, Title: f.Meta.Title, FileID: f.ID, CollectionID: c.ID,
+				Err: fmt.Errorf("no sidecar %s: %s", name, why)})
+		}
+	}
+	own := slices.Contains(e.Sidecars, name)
+	p := filepath.Join(dir, name)
+	switch {
+	case r.nameTaken(c, name):
+		warn("another file of the album has that name")
+		e.Sidecars = withoutName(e.Sidecars, name)
+		return false, nil
+	case r.sharedSidecar(c, part, name):
+		warn("another file's sidecar would have the same name")
+		if own {
+			e.Sidecars = withoutName(e.Sidecars, name)
+			return r.removeIfExists(p), nil
+		}
+		return false, nil
+	case on:
+		b := body()
+		if !own && r.exists(p) && !sameContent(p, b) {
+			warn("a file quak did not write has that name")
+			return false, nil
+		}
+		ch, err := r.writeIfDiffers(p, b)
+		if err == nil {
+			e.Sidecars = withName(e.Sidecars, name)
+		}
+		return ch, err
+	case r.viewsFull && own:
+		e.Sidecars = withoutName(e.Sidecars, name)
+		return r.removeIfExists(p), nil
+	}
+	return false, nil
+}
+
+// sharedSidecar reports whether name, the sidecar of part in c, would also
+// be the sidecar of another saved file of c: Takeout cuts its suffix on
+// long names, so NAME.EXT.s.json is both "NAME.EXT"'s (cut) and
+// "NAME.EXT.s"'s (uncut).
+func (r *run) sharedSidecar(c *state.Collection, part, name string) bool {
+	base, ok := strings.CutSuffix(name, ".json")
+	if !ok {
+		return false
+	}
+	for cand := base; ; {
+		if cand != part && sidecars.TakeoutName(cand) == name && r.nameTaken(c, cand) {
+			return true
+		}
+		i := strings.LastIndex(cand, ".")
+		if i <= 0 || len(base)-i > len(".supplemental-metadata") {
+			return false
+		}
+		cand = cand[:i]
+	}
 }
 
 // enteSidecar writes the `ente export` sidecar of f's copy in c when the
@@ -429,6 +512,12 @@ func (r *run) nameTaken(c *state.Collection, name string) bool {
 	return n.Taken(name)
 }
 
+// sameContent reports whether the file at path holds exactly b.
+func sameContent(path string, b []byte) bool {
+	old, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(old, b)
+}
+
 // writeIfDiffers writes b to path unless it holds exactly b already.
 func (r *run) writeIfDiffers(path string, b []byte) (bool, error) {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
@@ -449,11 +538,17 @@ func (r *run) removeIfExists(path string) bool {
 	return true
 }
 
-// dropPartSidecars removes the XMP and Takeout sidecars of a part that is
-// gone from dir (renamed or replaced).
-func (r *run) dropPartSidecars(dir, part string) {
-	r.removeIfExists(filepath.Join(dir, sidecars.XMPName(part)))
-	r.removeIfExists(filepath.Join(dir, sidecars.TakeoutName(part)))
+// dropPartSidecars removes the XMP and Takeout sidecars that own records
+// as quak's of a part that is gone from dir (renamed or replaced), and
+// returns own without them.
+func (r *run) dropPartSidecars(dir, part string, own []string) []string {
+	for _, name := range []string{sidecars.XMPName(part), sidecars.TakeoutName(part)} {
+		if slices.Contains(own, name) {
+			r.removeIfExists(filepath.Join(dir, name))
+			own = withoutName(own, name)
+		}
+	}
+	return own
 }
 
 // albumFiles are the saved files with a copy in c, whose XMP keywords name

@@ -5,6 +5,7 @@ package filter
 import (
 	"fmt"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,108 @@ func (a Albums) Take(id int64, name string) bool {
 		return false
 	}
 	return len(a.Include) == 0 || matchAny(a.Include, id, name)
+}
+
+// Unmatched returns the Include patterns that match none of the albums
+// (id → name): a typo that would otherwise save nothing, run after run.
+func (a Albums) Unmatched(albums map[int64]string) []string {
+	var out []string
+	for _, p := range a.Include {
+		found := false
+		for id, name := range albums {
+			if matchAny([]string{p}, id, name) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// NoMatchError reports an --albums pattern that matches no album, with
+// the album names nearest to it.
+type NoMatchError struct {
+	Pattern string
+	Nearest []string
+}
+
+func (e *NoMatchError) Error() string {
+	msg := fmt.Sprintf("--albums %q matches no album", e.Pattern)
+	if len(e.Nearest) > 0 {
+		msg += "; nearest: " + strings.Join(quoteAll(e.Nearest), ", ")
+		if !strings.ContainsAny(e.Pattern, "*?[") {
+			msg += " (a pattern matches whole names: try \"" + e.Pattern + "*\")"
+		}
+	}
+	return msg
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+// Nearest returns up to n names closest to pattern: those that contain it
+// first, then by edit distance, ignoring case.
+func Nearest(pattern string, names []string, n int) []string {
+	p := strings.ToLower(strings.Trim(pattern, "*?"))
+	type scored struct {
+		name  string
+		score int
+	}
+	var all []scored
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		l := strings.ToLower(name)
+		sc := distance(p, l)
+		if strings.Contains(l, p) || strings.Contains(p, l) {
+			sc -= 1000
+		}
+		all = append(all, scored{name, sc})
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].score != all[j].score {
+			return all[i].score < all[j].score
+		}
+		return all[i].name < all[j].name
+	})
+	var out []string
+	for i := 0; i < len(all) && i < n; i++ {
+		out = append(out, all[i].name)
+	}
+	return out
+}
+
+// distance is the Levenshtein distance between a and b, in runes.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur := make([]int, len(rb)+1)
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(rb)]
 }
 
 // Empty reports whether a takes every album.

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -96,5 +97,42 @@ func TestParseTime(t *testing.T) {
 		if _, err := ParseTime(bad, now); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+func TestUnmatchedAndNearest(t *testing.T) {
+	albums := map[int64]string{1: "Holidays 2024", 2: "Family", 3: "holiday snaps", 4: "Work"}
+	a := Albums{Include: []string{"Holidays", "fam*", "3", "Wrk", "99"}}
+	if got := a.Unmatched(albums); !reflect.DeepEqual(got, []string{"Holidays", "Wrk", "99"}) {
+		t.Fatalf("unmatched %q", got)
+	}
+	names := []string{"Holidays 2024", "Family", "holiday snaps", "Work"}
+	if got := Nearest("Holidays", names, 2); !reflect.DeepEqual(got, []string{"Holidays 2024", "holiday snaps"}) {
+		t.Fatalf("nearest %q", got)
+	}
+	if got := Nearest("Wrk", names, 1); !reflect.DeepEqual(got, []string{"Work"}) {
+		t.Fatalf("nearest %q", got)
+	}
+	msg := (&NoMatchError{Pattern: "Holidays", Nearest: []string{"Holidays 2024"}}).Error()
+	if msg != `--albums "Holidays" matches no album; nearest: "Holidays 2024" (a pattern matches whole names: try "Holidays*")` {
+		t.Fatal(msg)
+	}
+}
+
+func TestNearestEdges(t *testing.T) {
+	if got := Nearest("x", []string{"bb", "aa", "bb"}, 10); !reflect.DeepEqual(got, []string{"aa", "bb"}) {
+		t.Fatalf("fewer names than asked, ties by name, no repeats: %q", got)
+	}
+	if got := Nearest("abc", []string{"abd", "abx"}, 2); !reflect.DeepEqual(got, []string{"abd", "abx"}) {
+		t.Fatalf("equal distance: by name: %q", got)
+	}
+	if got := Nearest("ab", []string{"zzzz", "xab-long-name"}, 1); !reflect.DeepEqual(got, []string{"xab-long-name"}) {
+		t.Fatalf("a name containing the pattern first: %q", got)
+	}
+	if msg := (&NoMatchError{Pattern: "X"}).Error(); msg != `--albums "X" matches no album` {
+		t.Fatalf("no album at all: %q", msg)
+	}
+	if msg := (&NoMatchError{Pattern: "X*", Nearest: []string{"Y"}}).Error(); msg != `--albums "X*" matches no album; nearest: "Y"` {
+		t.Fatalf("a glob already: %q", msg)
 	}
 }

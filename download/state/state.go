@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -182,6 +183,10 @@ type Entry struct {
 	// Copy: the parts were copied from another album's, not hard-linked
 	// (the file system could not link).
 	Copy bool `json:"copy,omitempty"`
+	// Stale: the copy still holds older content than the file's record
+	// (refreshing it from another album's copy failed); each run tries
+	// again, and nothing links to it meanwhile.
+	Stale bool `json:"stale,omitempty"`
 	// Meta is what this album's copy and sidecar reflect; each album's copy
 	// is brought up to date when that album's diff reports the edit.
 	Meta Meta `json:"meta"`
@@ -189,6 +194,11 @@ type Entry struct {
 	// so an entry listed again (the overlap behind the cursor) is not
 	// applied twice; 0 in records of older quaks.
 	Updated int64 `json:"updated,omitempty"`
+	// Sidecars are the XMP and Takeout files quak wrote beside this copy's
+	// parts (names in the album folder): the only ones beside them it
+	// rewrites, moves or removes. A file of such a name that is not listed
+	// is someone else's.
+	Sidecars []string `json:"sidecars,omitempty"`
 }
 
 // File is one Ente file and where the backup keeps it.
@@ -230,6 +240,9 @@ type View struct {
 	Title  string   `json:"title"`  // the title the names were made from
 	Header string   `json:"header"` // the content the links are to
 	Copy   bool     `json:"copy,omitempty"`
+	// Sidecars are the sidecar links quak made beside the parts (names in
+	// the date folder).
+	Sidecars []string `json:"sidecars,omitempty"`
 }
 
 // TrashCopy is an album copy in the trash: the album it left and where
@@ -385,4 +398,17 @@ func (s *Store) Resumes() (map[int64][]byte, error) {
 		})
 	})
 	return out, err
+}
+
+// bboltMagic is the magic number in a bbolt file's meta pages.
+const bboltMagic = 0xED0CDAED
+
+// LooksValid reports whether r starts with a bbolt meta page, without
+// opening the database (and so without taking its file lock).
+func LooksValid(r io.Reader) bool {
+	var b [20]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return false
+	}
+	return binary.LittleEndian.Uint32(b[16:20]) == bboltMagic
 }

@@ -1,7 +1,9 @@
 package state
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,4 +71,24 @@ func TestOpenReadOnly(t *testing.T) {
 	assert.Equal(t, Saved, f.Status)
 	require.Error(t, r.Commit([]*File{{ID: 5}}, nil), "read-only means read-only")
 	require.NoError(t, r.Close())
+}
+
+func TestLooksValid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	if !LooksValid(f) {
+		t.Fatal("a new state database does not look valid")
+	}
+	if LooksValid(strings.NewReader(strings.Repeat("x", 4096))) || LooksValid(strings.NewReader("")) {
+		t.Fatal("garbage looks valid")
+	}
 }

@@ -12,8 +12,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/quak-photos/quak/apiclient/keys"
@@ -56,6 +58,35 @@ type Options struct {
 	Now    func() time.Time // default time.Now
 	// Events, if set, hears of each problem. Calls never overlap.
 	Events func(Problem)
+	// Ignore are more name globs (path.Match, case-insensitive) of files in
+	// album folders that are never extra, besides DefaultIgnore.
+	Ignore []string
+}
+
+// DefaultIgnore are the files operating systems and photo managers drop
+// into folders, which verify never calls extra: Finder's and Windows
+// Explorer's folder files, macOS's AppleDouble files, and XMP sidecars
+// written by other tools (darktable, Lightroom, digiKam).
+var DefaultIgnore = []string{".DS_Store", "Thumbs.db", "desktop.ini", "._*", "*.xmp"}
+
+// ignored reports whether name matches one of the globs, ignoring case.
+func ignored(name string, globs []string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(strings.ToLower(g), strings.ToLower(name)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidIgnore reports a malformed glob.
+func ValidIgnore(globs []string) error {
+	for _, g := range globs {
+		if _, err := path.Match(g, ""); err != nil {
+			return fmt.Errorf("--ignore %q: %w", g, err)
+		}
+	}
+	return nil
 }
 
 // Summary is what a run checked and found.
@@ -353,7 +384,7 @@ func (v *verifier) extras(files []*state.File) error {
 		}
 		for _, de := range entries {
 			name := de.Name()
-			if name == ".meta" || known[id][name] || sidecars.IsOwn(name, known[id]) {
+			if name == ".meta" || known[id][name] || sidecars.IsOwn(name, known[id]) || ignored(name, DefaultIgnore) || ignored(name, v.o.Ignore) {
 				continue
 			}
 			v.report(Problem{Kind: Extra, Path: filepath.Join(c.Folder, name), Detail: "not a file quak saved"})

@@ -107,7 +107,7 @@ func TestFindsFlippedDeletedExtraAndUnlinked(t *testing.T) {
 
 	// backup with those files to download again puts them back, byte-exact.
 	bs := fx.backup(t, sum.Redownload...)
-	assert.Equal(t, 2, bs.New)
+	assert.Equal(t, 2, bs.LocalRestored)
 	for name, f := range map[string]*enteapitest.File{"flipped.jpg": flipped, "gone.jpg": gone} {
 		got, err := os.ReadFile(filepath.Join(fx.dir, "A", name))
 		require.NoError(t, err)
@@ -136,11 +136,35 @@ func TestQuaksOwnSidecarsAreNotExtra(t *testing.T) {
 	_, problems := verifyAll(t, fx.dir)
 	require.Empty(t, problems)
 
-	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "A", "nobody.jpg.xmp"), []byte("<x/>"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "A", "nobody.jpg"), []byte("<x/>"), 0o644))
 	_, problems = verifyAll(t, fx.dir)
 	require.Len(t, problems, 1)
 	assert.Equal(t, Extra, problems[0].Kind)
-	assert.Equal(t, filepath.Join("A", "nobody.jpg.xmp"), problems[0].Path)
+	assert.Equal(t, filepath.Join("A", "nobody.jpg"), problems[0].Path)
+}
+
+// The files operating systems and photo managers drop into folders are
+// never extra, nor those --ignore names; anything else still is.
+func TestJunkAndIgnoredFilesAreNotExtra(t *testing.T) {
+	fx := newFix(t)
+	fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1})
+	fx.backup(t)
+	for _, junk := range []string{".DS_Store", "Thumbs.db", "desktop.ini", "._x.jpg", "x.xmp", "IMG_1.JPG.XMP", "thumbs.DB", "notes.txt", "stray.jpg"} {
+		require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "A", junk), []byte("j"), 0o644))
+	}
+	_, problems := verifyAll(t, fx.dir)
+	var extra []string
+	for _, p := range problems {
+		extra = append(extra, p.Path)
+	}
+	assert.Equal(t, []string{filepath.Join("A", "notes.txt"), filepath.Join("A", "stray.jpg")}, extra)
+	var got []Problem
+	_, err := Run(context.Background(), Options{Dir: fx.dir, Ignore: []string{"*.TXT"}, Events: func(p Problem) { got = append(got, p) }})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, filepath.Join("A", "stray.jpg"), got[0].Path)
+	assert.Error(t, ValidIgnore([]string{"[x"}))
+	assert.NoError(t, ValidIgnore([]string{"*.txt"}))
 }
 
 // --sample checks the least recently verified first, so 1/PERCENT runs
@@ -280,8 +304,8 @@ func TestRecordedCopiesAreNotUnlinked(t *testing.T) {
 // With --xmp and Takeout sidecars, verify still tells quak's files from
 // the rest: the sidecars of every saved file (one named like a temp file,
 // one kept with a hash mismatch) are quak's, the mismatch is reported as
-// such, and a stray temp-named file is extra, and so is a sidecar-looking
-// file beside it.
+// such, and a stray temp-named file is extra (an XMP file beside it is
+// not: other tools write those).
 func TestSidecarsTempNamesAndMismatchesTogether(t *testing.T) {
 	fx := newFix(t)
 	fx.views = backup.Views{XMP: true, Sidecars: sidecars.Takeout, DateView: "YYYY"}
@@ -301,6 +325,5 @@ func TestSidecarsTempNamesAndMismatchesTogether(t *testing.T) {
 		{Kind: Mismatch, FileID: odd.ID, Path: filepath.Join("A", "odd.jpg"),
 			Detail: "its bytes do not match Ente's hash for it (what the uploader sent, or a damaged download)"},
 		{Kind: Extra, Path: filepath.Join("A", ".quak-tmp-123"), Detail: "not a file quak saved"},
-		{Kind: Extra, Path: filepath.Join("A", ".quak-tmp-123.xmp"), Detail: "not a file quak saved"},
 	}, problems)
 }

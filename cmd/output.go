@@ -1,0 +1,105 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/spf13/pflag"
+)
+
+// globalFlags are the flags every command takes: how much it says, and
+// where else its human lines go.
+type globalFlags struct {
+	quiet   bool
+	verbose bool
+	logFile string
+}
+
+func (g *globalFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVarP(&g.quiet, "quiet", "q", false, "print nothing when the command succeeds (for cron, which mails any output); errors still go to stderr")
+	fs.BoolVarP(&g.verbose, "verbose", "v", false, "also print every retry and every file's decision")
+	fs.StringVar(&g.logFile, "log-file", "", "also append the human lines, timestamped, to this file (created 0600)")
+}
+
+func (g *globalFlags) check() error {
+	if g.quiet && g.verbose {
+		return &usageError{fmt.Errorf("--quiet and --verbose cannot be used together")}
+	}
+	return nil
+}
+
+// humanOut is stdout or stderr as commands see them. With --quiet it holds
+// everything back until the command ends, and lets it out only when the
+// command fails; with teeLog set, each line also goes to --log-file. JSON
+// lines bypass it (see jsonWriter): --quiet is about what a person reads.
+type humanOut struct {
+	mu     sync.Mutex
+	real   io.Writer
+	g      *globalFlags
+	held   bytes.Buffer
+	log    *logFile
+	teeBuf []byte
+}
+
+func (h *humanOut) Write(b []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.log != nil {
+		h.teeBuf = append(h.teeBuf, b...)
+		for {
+			i := bytes.IndexByte(h.teeBuf, '\n')
+			if i < 0 {
+				break
+			}
+			h.log.line(strings.TrimRight(string(h.teeBuf[:i]), "\r"))
+			h.teeBuf = h.teeBuf[i+1:]
+		}
+	}
+	if h.g != nil && h.g.quiet {
+		return h.held.Write(b)
+	}
+	return h.real.Write(b)
+}
+
+// release lets out what --quiet held back (the command failed), or drops it.
+func (h *humanOut) release(show bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if show {
+		_, _ = h.real.Write(h.held.Bytes())
+	}
+	h.held.Reset()
+}
+
+// jsonWriter is where JSON lines go: stdout itself, never held back.
+func jsonWriter(w io.Writer) io.Writer {
+	if h, ok := w.(*humanOut); ok {
+		return h.real
+	}
+	return w
+}
+
+// startLog has non-backup commands copy their human lines to --log-file
+// (backup logs its own lines, each once).
+func startLog(d deps, outs ...*humanOut) (func(), error) {
+	lf, err := openLogFile(d, d.g.logFile)
+	if err != nil || lf == nil {
+		return func() {}, err
+	}
+	for _, h := range outs {
+		h.mu.Lock()
+		h.log = lf
+		h.mu.Unlock()
+	}
+	return func() {
+		for _, h := range outs {
+			h.mu.Lock()
+			h.log = nil
+			h.mu.Unlock()
+		}
+		_ = lf.close()
+	}, nil
+}

@@ -1,0 +1,68 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/quak-photos/quak/retry"
+)
+
+// OutageAfter is how many files in a row may fail to reach the server
+// (after their retries) before the run stops: one such file is a blip, a
+// few in a row across different files an outage. A refused connection
+// stops the run at its first file.
+const OutageAfter = 3
+
+// UnreachableError stops a run whose server or object store cannot be
+// reached: files not attempted are left for the next run, not failed.
+type UnreachableError struct {
+	// InARow is how many files or listings in a row failed to connect.
+	InARow int
+	Err    error
+}
+
+func (e *UnreachableError) Error() string {
+	cause := e.Err
+	var oe *net.OpError
+	if errors.As(cause, &oe) {
+		cause = oe // names the address, and never a URL with its query
+	}
+	after := ""
+	if e.InARow > 1 {
+		after = fmt.Sprintf(" after %d files or listings in a row could not connect", e.InARow)
+	}
+	return fmt.Sprintf("the server cannot be reached (%v): the run stopped%s; try again later, the next run carries on where it stopped", cause, after)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// outage counts connection failures in a row, across files and listings.
+type outage struct {
+	mu     sync.Mutex
+	inARow int
+}
+
+// observe takes the outcome of one file's download or one listing, after
+// its retries. It returns an *UnreachableError when the run should stop:
+// the connection was refused, or OutageAfter outcomes in a row failed to
+// connect. Any other outcome, an error answer included, shows the server
+// is there and starts the count again.
+func (o *outage) observe(ctx context.Context, err error) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case ctx.Err() != nil:
+		return nil // the run is stopping anyway: this says nothing about the server
+	case !retry.Unreachable(err):
+		o.inARow = 0
+		return nil
+	}
+	o.inARow++
+	if retry.Refused(err) || o.inARow >= OutageAfter {
+		return &UnreachableError{InARow: o.inARow, Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package thumbnails
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/image/draw"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+)
+
+// thumbJPEG is img encoded as a thumbnail, padded after its end (which
+// decoders ignore) so the recorded size leaves room for a real one.
+func thumbJPEG(t *testing.T, img image.Image, q int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, jpeg.Encode(&b, img, &jpeg.Options{Quality: q}))
+	return append(b.Bytes(), make([]byte, roomy-b.Len())...)
+}
+
+func realPhoto(t *testing.T) ([]byte, image.Image) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "video-001.jpeg"))
+	require.NoError(t, err)
+	img, err := Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+	return data, img
+}
+
+// --check-content finds blank, garbled, turned and swapped thumbnails and
+// repairs them; healthy ones, made by other encoders and resamplers, are
+// left alone; without the flag nothing is compared.
+func TestCheckContentFindsAndRepairsWrongPictures(t *testing.T) {
+	fx := newFix(t)
+	data, orig := realPhoto(t)
+	good := thumbOf(t, orig, 150, draw.CatmullRom, 70)
+	other := jpegOf(t, photo(300, 200, 9))
+	otherImg, err := Decode(bytes.NewReader(other))
+	require.NoError(t, err)
+	add := func(title string, thumb []byte) *enteapitest.File {
+		return fx.album.AddFile(enteapitest.FileSpec{Title: title, Data: data, Thumbnail: thumb})
+	}
+	want := map[*enteapitest.File]Class{
+		add("black.jpg", thumbJPEG(t, flat(150, 103, color.Black), 70)):                     Blank,
+		add("grey.jpg", thumbJPEG(t, flat(150, 103, color.Gray{128}), 70)):                  Blank,
+		add("noise.jpg", thumbJPEG(t, noise(150, 103, 4), 90)):                              Garbled,
+		add("halfgrey.jpg", thumbJPEG(t, greyBelow(good, 0.5), 70)):                         Garbled,
+		add("turned.jpg", thumbJPEG(t, orient(good, 6), 70)):                                Turned,
+		add("mirrored.jpg", thumbJPEG(t, orient(good, 2), 70)):                              Turned,
+		add("swapped.jpg", thumbJPEG(t, thumbOf(t, otherImg, 150, draw.BiLinear, 70), 70)):  WrongPicture,
+		add("web.jpg", thumbJPEG(t, thumbOf(t, orig, 150, draw.BiLinear, 70), 70)):          OK,
+		add("mobile.jpg", thumbJPEG(t, thumbOf(t, orig, 128, draw.ApproxBiLinear, 50), 50)): OK,
+		add("tiny.jpg", thumbJPEG(t, thumbOf(t, orig, 96, draw.NearestNeighbor, 30), 30)):   OK,
+	}
+
+	// Without the flag, every one of them decrypts and decodes: ok.
+	sum := fx.run(t, fx.options(t))
+	assert.Equal(t, map[Class]int{OK: len(want)}, sum.Classes)
+	assert.Zero(t, fx.s.RequestsWithPrefix("GET /files/download/"), "no original read without --check-content")
+
+	fx.events = nil
+	o := fx.options(t)
+	o.CheckContent = true
+	o.DryRun = true
+	fx.run(t, o)
+	for f, class := range want {
+		e := fx.event(t, f.ID)
+		assert.Equal(t, class, e.Class, "%s", f.Spec().Title)
+		if class != OK {
+			assert.Equal(t, WouldRepair, e.Action, "%s: %v", f.Spec().Title, e.Err)
+		}
+	}
+	assert.Zero(t, fx.s.Requests("PUT /files/thumbnail"), "a dry run changes nothing")
+
+	fx.events = nil
+	o.DryRun = false
+	sum = fx.run(t, o)
+	for f, class := range want {
+		e := fx.event(t, f.ID)
+		if class == OK {
+			assert.Equal(t, None, e.Action, "%s", f.Spec().Title)
+			continue
+		}
+		require.Equal(t, Repaired, e.Action, "%s: %v", f.Spec().Title, e.Err)
+		img, err := Decode(bytes.NewReader(newThumbnail(t, f)))
+		require.NoError(t, err)
+		got, same := judge(img, orig)
+		assert.Equal(t, OK, got, "%s repaired: %.3f alike", f.Spec().Title, same)
+	}
+	assert.Equal(t, 7, fx.s.Requests("PUT /files/thumbnail"))
+	assert.True(t, sum.Healthy(), "%v", sum.Problems)
+	for f := range want {
+		assert.Equal(t, 2, fx.s.Requests(fmt.Sprintf("GET /files/download/%d", f.ID)),
+			"%s: its original read once per run, for the check and the repair", f.Spec().Title)
+	}
+
+	// A later run finds every thumbnail right.
+	fx.events = nil
+	sum = fx.run(t, o)
+	assert.Equal(t, map[Class]int{OK: len(want)}, sum.Classes)
+	assert.Equal(t, 7, fx.s.Requests("PUT /files/thumbnail"))
+	assert.Zero(t, fx.s.ExactRepeats())
+}
+
+// --ids limits the run to those files; an id that is not one of the
+// account's files is reported.
+func TestIDsLimitTheRun(t *testing.T) {
+	fx := newFix(t)
+	a := fx.album.AddFile(enteapitest.FileSpec{Title: "a.jpg", Data: jpegOf(t, photo(200, 100, 1)), LostThumbnail: true, Thumbnail: make([]byte, roomy)})
+	b := fx.album.AddFile(enteapitest.FileSpec{Title: "b.jpg", Data: jpegOf(t, photo(200, 100, 2)), LostThumbnail: true, Thumbnail: make([]byte, roomy)})
+	o := fx.options(t)
+	o.IDs = []int64{b.ID, 424242}
+	sum := fx.run(t, o)
+	assert.Equal(t, 1, sum.Owned)
+	assert.Equal(t, Repaired, fx.event(t, b.ID).Action)
+	assert.ErrorIs(t, fx.event(t, 424242).Err, errNotOwned)
+	for _, e := range fx.events {
+		assert.NotEqual(t, a.ID, e.FileID)
+	}
+	assert.Equal(t, []int64{424242}, sum.Problems)
+	assert.Equal(t, 1, fx.s.Requests("PUT /files/thumbnail"))
+}
+
+// A flagged thumbnail is replaced only by one clearly closer to the
+// original: a video whose frame is black stays as it is, reported.
+func TestFlaggedButNotCloserIsKept(t *testing.T) {
+	fx := newFix(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "dark.mp4", FileType: 1, Data: []byte("video"),
+		Thumbnail: thumbJPEG(t, flat(320, 180, color.Black), 70)})
+	o := fx.options(t)
+	o.CheckContent = true
+	black := pngOf(t, flat(640, 360, color.Black))
+	o.Tools = Tools{
+		LookPath: func(name string) (string, error) {
+			if name == "ffmpeg" {
+				return "/bin/ffmpeg", nil
+			}
+			return "", fmt.Errorf("no %s", name)
+		},
+		Run: func(_ context.Context, _ string, args ...string) ([]byte, error) {
+			return nil, os.WriteFile(args[len(args)-1], black, 0o600)
+		},
+	}
+	sum := fx.run(t, o)
+	e := fx.event(t, f.ID)
+	assert.Equal(t, Blank, e.Class)
+	assert.Equal(t, Kept, e.Action)
+	assert.ErrorIs(t, e.Err, errNotCloser)
+	assert.Zero(t, fx.s.Requests("GET /files/upload-urls"))
+	assert.Zero(t, fx.s.Requests("PUT /files/thumbnail"))
+	assert.Equal(t, []int64{f.ID}, sum.Problems)
+}
