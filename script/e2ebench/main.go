@@ -204,6 +204,8 @@ func measure(quak, fake string, sc scenario) error {
 	calls := "-"
 	if wan != nil {
 		fmt.Printf("  --concurrency %s: ", concurrency)
+	} else if sc.files > 5000 {
+		// A traced backup of this many files would take minutes more.
 	} else if n := syscallsOf(quak, env, traced); n >= 0 {
 		calls = fmt.Sprintf("%.1f", float64(n)/float64(sc.files))
 	}
