@@ -314,7 +314,7 @@ func cpuOf(pid int) time.Duration {
 }
 
 func waitFor(path string) (string, error) {
-	for i := 0; i < 600; i++ {
+	for i := 0; i < 6000; i++ { // 10 minutes: a library of 100,000 files takes minutes to make
 		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
 			return strings.TrimSpace(string(b)), nil
 		}
