@@ -139,7 +139,7 @@ Exit codes:
 		},
 	}
 	f := c.Flags()
-	f.IntVar(&o.concurrency, "concurrency", 0, "files to download at once (default: found from the link, 4 to 32)")
+	f.IntVar(&o.concurrency, "concurrency", 0, "files to download at once (default 0: found from the link, up to 32)")
 	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
 	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); visible in ps: prefer $QUAK_HEALTHCHECK_URL or --healthcheck-url-file")
