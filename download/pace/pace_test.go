@@ -145,3 +145,23 @@ func TestAcquireWaitsForAFreeSlot(t *testing.T) {
 	}
 	assert.Equal(t, 1, l.Peak())
 }
+
+func TestAdaptiveDefaults(t *testing.T) {
+	l := Adaptive(0, nil)
+	assert.Equal(t, DefaultMax, l.Max())
+	assert.Equal(t, Start, l.Limit())
+	assert.True(t, l.Adaptive())
+	assert.Equal(t, 2, Adaptive(2, nil).Limit(), "never starts above its cap")
+}
+
+// Latency at exactly Tolerance times the lowest seen is still flat; above
+// it, it has risen.
+func TestLatencyAtTheToleranceIsFlat(t *testing.T) {
+	c := &clock{t: time.Unix(0, 0)}
+	l := Adaptive(32, c.now)
+	round(t, l, c, 20*time.Millisecond, 40*time.Millisecond, 16<<10) // 4 → 6
+	round(t, l, c, 30*time.Millisecond, 40*time.Millisecond, 16<<10) // 1.5 ×: 6 → 9
+	assert.Equal(t, 9, l.Limit())
+	round(t, l, c, 31*time.Millisecond, 40*time.Millisecond, 16<<10) // above: 9 → 8
+	assert.Equal(t, 8, l.Limit())
+}

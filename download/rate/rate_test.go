@@ -55,3 +55,29 @@ func TestWaitStopsWithItsContext(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, l.Wait(ctx, 1000), context.Canceled)
 }
+
+// A read whose wait is cut short by its context returns the bytes it has
+// and the context's error; one that waited in full returns no error.
+func TestReaderStopsWithItsContext(t *testing.T) {
+	ft := &fakeTime{t: time.Unix(0, 0)}
+	sleep := func(ctx context.Context, d time.Duration) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return ft.sleep(ctx, d)
+	}
+	l := New(4096, ft.now, sleep)
+	r := l.Reader(context.Background(), io.NopCloser(bytes.NewReader(make([]byte, 8192))))
+	buf := make([]byte, 8192)
+	n, err := r.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, 4096, n, "at most a sixteenth of a second's worth, and never below 4 KiB")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r = l.Reader(ctx, io.NopCloser(bytes.NewReader(make([]byte, 8192))))
+	n, err = r.Read(buf)
+	assert.Equal(t, 4096, n)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NoError(t, r.Close())
+}
