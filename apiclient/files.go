@@ -61,7 +61,7 @@ func (c *Client) DownloadObjectRange(ctx context.Context, rawURL string, from, t
 	}
 	c.setHeaders(req)
 	req.Header.Set("Range", "bytes="+strconv.FormatInt(from, 10)+"-"+strconv.FormatInt(to, 10))
-	resp, err := c.send(req)
+	resp, err := c.send(req) //nolint:bodyclose // the body is the Object's, closed by the caller
 	var ae *errs.ApiError
 	if errors.As(err, &ae) {
 		ae.ObjectStore = true
