@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -194,4 +195,39 @@ func TestLocallyDeletedFileIsRestored(t *testing.T) {
 	}
 	sum = e.mustRun()
 	assert.Equal(t, 0, sum.LocalRestored, "nothing is missing any more")
+}
+
+// Every run counts what the filters keep out, not only the run that first
+// left it out, and the albums they do not take.
+func TestLeftOutIsCountedEveryRun(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "clip.mp4", FileType: 1, Size: 10, Seed: 1})
+	a.AddFile(enteapitest.FileSpec{Title: "pic.jpg", Size: 10, Seed: 2})
+	e.u.AddAlbum("B").AddFile(enteapitest.FileSpec{Title: "b.jpg", Size: 10, Seed: 3})
+	f := filter.Set{SkipVideos: true, Albums: filter.Albums{Include: []string{"A"}}}
+	for run := range 2 {
+		sum := e.runWith(f)
+		assert.Equal(t, 1, sum.LeftOut, "run %d", run)
+		assert.Equal(t, 1, sum.AlbumsLeftOut, "run %d", run)
+	}
+}
+
+// A file kept with a hash mismatch is restored like any other; a file
+// that never saved is not "missing".
+func TestMismatchedFileIsRestoredAndFailedIsNot(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	odd := a.AddFile(enteapitest.FileSpec{Title: "odd.jpg", Size: 100, Hash: "Ym9ndXMgaGFzaA=="})
+	bad := a.AddFile(enteapitest.FileSpec{Title: "bad.jpg", Size: 100, Seed: 2})
+	e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, bad.ID), enteapitest.Repeat(enteapitest.FlipAt(3), 8)...)
+	sum := e.mustRun()
+	require.Equal(t, 1, sum.HashMismatches)
+	require.Equal(t, 1, sum.Failed)
+	require.NoError(t, os.Remove(filepath.Join(e.dir, "A", "odd.jpg")))
+	e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, bad.ID), enteapitest.Repeat(enteapitest.FlipAt(3), 8)...)
+	sum = e.mustRun()
+	assert.Equal(t, 1, sum.LocalRestored)
+	e.same("A/odd.jpg", odd.Plaintext())
+	assert.Equal(t, 1, sum.Failed, "the failed file is retried as failed, not restored")
 }
