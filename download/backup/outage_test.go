@@ -231,3 +231,23 @@ func TestMismatchedFileIsRestoredAndFailedIsNot(t *testing.T) {
 	e.same("A/odd.jpg", odd.Plaintext())
 	assert.Equal(t, 1, sum.Failed, "the failed file is retried as failed, not restored")
 }
+
+// A refusal is recorded only in a folder that holds a backup, and the
+// next run that starts removes it.
+func TestRefusalRecordAndItsEnd(t *testing.T) {
+	e := newEnv(t)
+	e.tenFiles()
+	missing := filepath.Join(e.dir, "not-mounted")
+	require.NoError(t, RecordRefusal(missing, map[string]any{"exitCode": 5}))
+	assert.NoDirExists(t, missing, "a missing folder is never created")
+
+	o := e.options()
+	o.Record = func(*Summary, error) (any, bool) { return map[string]any{"outcome": "ok"}, true }
+	_, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	require.NoError(t, RecordRefusal(e.dir, map[string]any{"exitCode": 4}))
+	require.FileExists(t, filepath.Join(e.dir, StateDir, LastRefusedFile))
+	_, err = Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.NoFileExists(t, filepath.Join(e.dir, StateDir, LastRefusedFile))
+}
