@@ -251,3 +251,16 @@ func TestRefusalRecordAndItsEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.NoFileExists(t, filepath.Join(e.dir, StateDir, LastRefusedFile))
 }
+
+// A live photo missing one of its two parts is downloaded again whole.
+func TestLivePhotoPartDeletedIsRestored(t *testing.T) {
+	e := newEnv(t)
+	e.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "IMG_7.HEIC", FileType: 2,
+		Data: enteapitest.LivePhoto("heic", []byte("the still"), "mov", []byte("the motion"))})
+	e.mustRun()
+	require.NoError(t, os.Remove(filepath.Join(e.dir, "A", "IMG_7.mov")))
+	sum := e.mustRun()
+	assert.Equal(t, 1, sum.LocalRestored)
+	assert.Equal(t, []byte("the motion"), e.read("A/IMG_7.mov"))
+	assert.Equal(t, []byte("the still"), e.read("A/IMG_7.heic"))
+}
