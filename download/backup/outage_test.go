@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,6 +18,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/errs"
 )
 
 // tenFiles adds an album of ten small files.
@@ -80,6 +83,7 @@ func TestServerGoneStopsTheRun(t *testing.T) {
 	var ue *UnreachableError
 	require.ErrorAs(t, err, &ue)
 	assert.Contains(t, err.Error(), "connection refused")
+	assert.NotContains(t, err.Error(), "in a row", "one refused connection is enough")
 	assert.Equal(t, 3, sum.New)
 	assert.Equal(t, 0, sum.Failed, "files not attempted are not failed")
 	assert.Len(t, e.kinds(FileFailed), 0)
@@ -100,6 +104,7 @@ func TestConnectionFailuresInARowStopTheRun(t *testing.T) {
 	var ue *UnreachableError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, OutageAfter, ue.InARow)
+	assert.Contains(t, err.Error(), "the run stopped after 3 files or listings in a row could not connect")
 	assert.Equal(t, 2, sum.New)
 	assert.Equal(t, OutageAfter-1, sum.Failed)
 	assert.Equal(t, 2+OutageAfter, e.downloads(), "no file after the outage was tried")
@@ -204,6 +209,7 @@ func TestLeftOutIsCountedEveryRun(t *testing.T) {
 	a := e.u.AddAlbum("A")
 	a.AddFile(enteapitest.FileSpec{Title: "clip.mp4", FileType: 1, Size: 10, Seed: 1})
 	a.AddFile(enteapitest.FileSpec{Title: "pic.jpg", Size: 10, Seed: 2})
+	a.AddFile(enteapitest.FileSpec{Title: "pic2.jpg", Size: 10, Seed: 4})
 	e.u.AddAlbum("B").AddFile(enteapitest.FileSpec{Title: "b.jpg", Size: 10, Seed: 3})
 	f := filter.Set{SkipVideos: true, Albums: filter.Albums{Include: []string{"A"}}}
 	for run := range 2 {
@@ -263,4 +269,31 @@ func TestLivePhotoPartDeletedIsRestored(t *testing.T) {
 	assert.Equal(t, 1, sum.LocalRestored)
 	assert.Equal(t, []byte("the motion"), e.read("A/IMG_7.mov"))
 	assert.Equal(t, []byte("the still"), e.read("A/IMG_7.heic"))
+}
+
+// observe counts connection failures in a row; an answer of any kind
+// starts again, a refusal stops at once, a cancelled run counts nothing.
+func TestOutageObserve(t *testing.T) {
+	ctx := context.Background()
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	var o outage
+	require.NoError(t, o.observe(ctx, reset))
+	require.NoError(t, o.observe(ctx, reset))
+	require.NoError(t, o.observe(ctx, &errs.ApiError{Status: 503}), "an answer, even an error")
+	require.NoError(t, o.observe(ctx, reset))
+	require.NoError(t, o.observe(ctx, nil))
+	require.NoError(t, o.observe(ctx, reset))
+	require.NoError(t, o.observe(ctx, reset))
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	require.NoError(t, o.observe(canceled, reset), "a run that is stopping anyway")
+	require.NoError(t, o.observe(canceled, refused))
+	var ue *UnreachableError
+	require.ErrorAs(t, o.observe(ctx, reset), &ue)
+	assert.Equal(t, 3, ue.InARow, "the cancelled outcomes did not count")
+
+	var fresh outage
+	require.ErrorAs(t, fresh.observe(ctx, refused), &ue)
+	assert.Equal(t, 1, ue.InARow)
 }
