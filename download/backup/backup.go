@@ -106,8 +106,14 @@ const (
 // holds a backup (a missing DIR is not created).
 func RecordRefusal(dir string, v any) error {
 	q := filepath.Join(dir, StateDir)
-	if fi, err := os.Stat(q); err != nil || !fi.IsDir() {
+	fi, err := os.Stat(q)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil // no backup here: nowhere to record it
+	case err != nil:
 		return err
+	case !fi.IsDir():
+		return &DirError{Dir: dir, Reason: "has a " + StateDir + " that is not a folder"}
 	}
 	if err := writeJSON(q, filepath.Join(q, LastRefusedFile), v); err != nil {
 		return err
