@@ -246,6 +246,11 @@ func TestRefusalRecordAndItsEnd(t *testing.T) {
 	missing := filepath.Join(e.dir, "not-mounted")
 	require.NoError(t, RecordRefusal(missing, map[string]any{"exitCode": 5}))
 	assert.NoDirExists(t, missing, "a missing folder is never created")
+	odd := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(odd, StateDir), []byte("x"), 0o644))
+	var de *DirError
+	require.ErrorAs(t, RecordRefusal(odd, map[string]any{"exitCode": 4}), &de)
+	assert.Contains(t, de.Error(), "has a .quak that is not a folder")
 
 	o := e.options()
 	o.Record = func(*Summary, error) (any, bool) { return map[string]any{"outcome": "ok"}, true }
