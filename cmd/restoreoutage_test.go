@@ -38,3 +38,44 @@ func TestAnOutageWhileRestoringALocallyDeletedFileExits75(t *testing.T) {
 	scode, lines := statusOf(t, e, dir)
 	assert.NotEqual(t, exitOK, scode, "status after a run the server left half-way: %s", lines)
 }
+
+// The server goes away while --prune confirms deletions an earlier run
+// saw: the run stops with exit 75 like any other outage, instead of
+// retrying every mark in turn and ending "ok".
+func TestAnOutageDuringPruneConfirmationsExits75(t *testing.T) {
+	s, u := fakeServer(t, enteapitest.UserOptions{})
+	proxy := newTCPProxy(t, strings.TrimPrefix(s.URL(), "http://"))
+	e := newEnv(t)
+	if code, _, errOut := e.run("login", "--email", u.Email, "--endpoint", proxy.url(), "--password-file", passwordFile(t, u.Password, 0o600)); code != exitOK {
+		t.Fatal(errOut)
+	}
+	dir := t.TempDir()
+	a := u.AddAlbum("Trip")
+	var files []*enteapitest.File
+	for i := range 6 {
+		files = append(files, a.AddFile(enteapitest.FileSpec{Title: string(rune('a'+i)) + ".jpg", Size: 200, Seed: byte(i + 1)}))
+	}
+	require.Equal(t, exitOK, first(e.run("backup", dir)))
+	for _, f := range files {
+		a.Remove(f)
+	}
+	// An earlier run sees the deletions but refuses to prune them.
+	require.Equal(t, exitOK, first(e.run("backup", "--prune", "--max-delete", "1", dir)))
+	confirms := 0
+	s.SetChaos(func(route string) (enteapitest.Fault, bool) {
+		if strings.HasPrefix(route, "GET /collections/file") {
+			if confirms++; confirms == 1 {
+				go proxy.stop() // the server goes away as the confirmations start
+			}
+		}
+		return enteapitest.Fault{}, false
+	})
+	code, out, errOut := e.run("backup", "--prune", dir)
+	t.Logf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	assert.Equal(t, exitTempFail, code)
+	last, err := readRecord(filepath.Join(dir, ".quak", "last-run.json"))
+	require.NoError(t, err)
+	assert.Equal(t, exitTempFail, last.ExitCode)
+	scode, lines := statusOf(t, e, dir)
+	assert.NotEqual(t, exitOK, scode, "status after a run the server left half-way: %s", lines)
+}
