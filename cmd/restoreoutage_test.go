@@ -1,15 +1,18 @@
 package cmd
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/backup"
 )
 
 // A nightly run finds the server gone while one saved file was deleted by
@@ -78,4 +81,33 @@ func TestAnOutageDuringPruneConfirmationsExits75(t *testing.T) {
 	assert.Equal(t, exitTempFail, last.ExitCode)
 	scode, lines := statusOf(t, e, dir)
 	assert.NotEqual(t, exitOK, scode, "status after a run the server left half-way: %s", lines)
+}
+
+// The server goes away just after the album listing, while quak plans the
+// run's disk space: the run stops after a few albums, not after every
+// album's four attempts in turn.
+func TestAnOutageWhilePlanningStopsAfterAFewAlbums(t *testing.T) {
+	s, u := fakeServer(t, enteapitest.UserOptions{})
+	proxy := newTCPProxy(t, strings.TrimPrefix(s.URL(), "http://"))
+	e := newEnv(t)
+	if code, _, errOut := e.run("login", "--email", u.Email, "--endpoint", proxy.url(), "--password-file", passwordFile(t, u.Password, 0o600)); code != exitOK {
+		t.Fatal(errOut)
+	}
+	dir := t.TempDir()
+	const albums = 20
+	for i := range albums {
+		u.AddAlbum(fmt.Sprintf("Album %02d", i)).AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 200, Seed: byte(i + 1)})
+	}
+	var once sync.Once
+	s.SetChaos(func(route string) (enteapitest.Fault, bool) {
+		if strings.HasPrefix(route, "GET /collections/v2/diff") {
+			once.Do(func() { go proxy.stop() })
+		}
+		return enteapitest.Fault{}, false
+	})
+	code, _, errOut := e.run("backup", "-v", dir)
+	retries := strings.Count(errOut, "retrying")
+	t.Logf("exit %d, %d retry lines\n%s", code, retries, errOut)
+	assert.Equal(t, exitTempFail, code)
+	assert.LessOrEqual(t, retries, 3*(backup.OutageAfter+1), "every album's listing was retried in turn before the run stopped")
 }
