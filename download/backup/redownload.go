@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
@@ -40,7 +41,18 @@ func (r *run) markForRedownload(ctx context.Context) error {
 				cids = append(cids, cid)
 			}
 		}
-		sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
+		// Albums this run's filters take come first: retrying the failure
+		// only downloads it from an album the run lists.
+		takes := func(cid int64) bool {
+			c := colls[cid]
+			return r.o.Filter.TakeAlbum(filter.Album{ID: c.ID, Name: c.Name, OwnerID: c.OwnerID})
+		}
+		sort.Slice(cids, func(i, j int) bool {
+			if ti, tj := takes(cids[i]), takes(cids[j]); ti != tj {
+				return ti
+			}
+			return cids[i] < cids[j]
+		})
 		found := false
 		for _, cid := range cids {
 			var f *apiclient.File
