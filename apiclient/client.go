@@ -205,3 +205,31 @@ func stripQuery(raw string) string {
 	}
 	return raw
 }
+
+// Answers reports whether the server at rawURL's scheme and host answers
+// HTTP at all (any status, an error one included, is an answer); an empty
+// rawURL asks the API server. Nothing of rawURL but its scheme and host is
+// sent, and no token: it tells a host that is gone from one whose objects
+// fail one by one.
+func (c *Client) Answers(ctx context.Context, rawURL string) bool {
+	u := &url.URL{Scheme: c.base.Scheme, Host: c.base.Host, Path: "/"}
+	if rawURL != "" {
+		p, err := url.Parse(rawURL)
+		if err != nil || p.Host == "" || (p.Scheme != "http" && p.Scheme != "https") {
+			return false
+		}
+		u.Scheme, u.Host = p.Scheme, p.Host
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	if err != nil {
+		return false
+	}
+	c.setHeaders(req)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxJSON))
+	_ = resp.Body.Close()
+	return true
+}

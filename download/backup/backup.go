@@ -213,6 +213,13 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		touched: map[int64]bool{}, dirty: map[string]bool{}, expected: map[int64]string{},
 		tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{}, listed: map[entryKey]int64{},
 		ov: overlay{files: map[string]bool{}, aliases: map[string]string{}}}
+	if o.Client != nil {
+		r.down.answers = func(ctx context.Context, rawURL string) bool {
+			ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			defer cancel()
+			return o.Client.Answers(ctx, rawURL)
+		}
+	}
 	if o.DryRun {
 		st, drop, err := dryState(dir)
 		if err != nil {

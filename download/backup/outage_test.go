@@ -91,16 +91,32 @@ func TestServerGoneStopsTheRun(t *testing.T) {
 	assert.Equal(t, 0, e.failedRecords())
 }
 
-// Resets on file after file (the store drops every connection) stop the
-// run after OutageAfter files in a row, each recorded as it failed.
+// Resets on file after file (the store drops every connection, the probe
+// of its host included) stop the run after OutageAfter files in a row,
+// each recorded as it failed.
 func TestConnectionFailuresInARowStopTheRun(t *testing.T) {
 	e := newEnv(t)
 	e.tenFiles()
 	o := e.options()
 	o.Concurrency = 1
 	o.Policy.MaxAttempts = 1
-	e.storeChaos(enteapitest.ResetAfter(0), func(n int) bool { return n > 2 })
+	var mu sync.Mutex
+	n, probes := 0, 0
+	e.s.SetChaos(func(route string) (enteapitest.Fault, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case route == "GET /":
+			probes++
+			return enteapitest.LoseResponse(), true
+		case strings.HasPrefix(route, "GET /store/"):
+			n++
+			return enteapitest.ResetAfter(0), n > 2
+		}
+		return enteapitest.Fault{}, false
+	})
 	sum, err := Run(context.Background(), o)
+	assert.NotZero(t, probes, "the outage is confirmed by a probe")
 	var ue *UnreachableError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, OutageAfter, ue.InARow)

@@ -181,6 +181,9 @@ func (r *run) proven(ctx context.Context, it pruneItem, c *state.Collection) (bo
 		_, err := r.o.Client.CollectionFile(ctx, it.cid, it.file.ID)
 		return err
 	})
+	if uerr := r.down.observe(ctx, err); uerr != nil {
+		return false, uerr // every further confirmation would fail the same way
+	}
 	var ae *errs.ApiError
 	switch {
 	case errors.As(err, &ae) && ae.Status == 404:
