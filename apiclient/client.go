@@ -117,18 +117,14 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	e := apiError(req, resp)
-	if c.token != "" {
-		// An error page that echoes the request must not carry the token
-		// into logs and records.
-		e.Message = strings.ReplaceAll(e.Message, c.token, "[token]")
-	}
-	return nil, e
+	return nil, apiError(req, resp, c.token)
 }
 
 // apiError reads the error body in whichever of museum's shapes it comes
 // ({"code","message"}, {"error"}, {}) or as S3's XML, and keeps an excerpt.
-func apiError(req *http.Request, resp *http.Response) *errs.ApiError {
+// An error page that echoes the request must not carry token into logs and
+// records: it is scrubbed from the body before anything is cut from it.
+func apiError(req *http.Request, resp *http.Response, token string) *errs.ApiError {
 	e := &errs.ApiError{
 		Method:     req.Method,
 		Path:       req.URL.Path,
@@ -137,6 +133,7 @@ func apiError(req *http.Request, resp *http.Response) *errs.ApiError {
 		RetryAfter: resp.Header.Get("Retry-After"),
 	}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	raw = scrub(raw, token)
 	var j struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
@@ -149,23 +146,47 @@ func apiError(req *http.Request, resp *http.Response) *errs.ApiError {
 	switch {
 	case json.Unmarshal(raw, &j) == nil:
 		e.Code = j.Code
-		e.Message = excerpt(j.Message + j.Error)
+		e.Message = excerpt(j.Message+j.Error, token)
 	case xml.Unmarshal(raw, &x) == nil && x.Code != "":
 		e.Code = x.Code
-		e.Message = excerpt(x.Message)
+		e.Message = excerpt(x.Message, token)
 	default:
-		e.Message = excerpt(string(raw))
+		e.Message = excerpt(string(raw), token)
 	}
 	return e
 }
 
-// excerpt is s on one line, at most 200 bytes.
-func excerpt(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
+// scrub replaces every whole token in raw.
+func scrub(raw []byte, token string) []byte {
+	if token == "" {
+		return raw
 	}
-	return s
+	return bytes.ReplaceAll(raw, []byte(token), []byte("[token]"))
+}
+
+// keptOfToken is the longest prefix of the token an excerpt may end with:
+// a longer one at the cut is taken to be the token and dropped.
+const keptOfToken = 4
+
+// excerpt is s on one line, at most 200 bytes, with no token in it (s may
+// come decoded from JSON or XML escapes the raw scrub did not match) and
+// not ending in more than keptOfToken bytes of one.
+func excerpt(s, token string) string {
+	if token != "" {
+		s = strings.ReplaceAll(s, token, "[token]")
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= 200 {
+		return s
+	}
+	s = s[:200]
+	for n := min(len(token)-1, len(s)); n > keptOfToken; n-- {
+		if strings.HasSuffix(s, token[:n]) {
+			s = s[:len(s)-n] + "[token]"
+			break
+		}
+	}
+	return s + "…"
 }
 
 // redact removes the query string (which may hold the token or a presigned
@@ -183,4 +204,32 @@ func stripQuery(raw string) string {
 		return raw[:i]
 	}
 	return raw
+}
+
+// Answers reports whether the server at rawURL's scheme and host answers
+// HTTP at all (any status, an error one included, is an answer); an empty
+// rawURL asks the API server. Nothing of rawURL but its scheme and host is
+// sent, and no token: it tells a host that is gone from one whose objects
+// fail one by one.
+func (c *Client) Answers(ctx context.Context, rawURL string) bool {
+	u := &url.URL{Scheme: c.base.Scheme, Host: c.base.Host, Path: "/"}
+	if rawURL != "" {
+		p, err := url.Parse(rawURL)
+		if err != nil || p.Host == "" || (p.Scheme != "http" && p.Scheme != "https") {
+			return false
+		}
+		u.Scheme, u.Host = p.Scheme, p.Host
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	if err != nil {
+		return false
+	}
+	c.setHeaders(req)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxJSON))
+	_ = resp.Body.Close()
+	return true
 }

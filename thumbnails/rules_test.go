@@ -64,6 +64,34 @@ func TestBudgetIsTheRecordedObjectSize(t *testing.T) {
 	assert.Zero(t, fx.s.ExactRepeats())
 }
 
+// A recorded size that is the one files.info announces takes two questions
+// to confirm (at least it, not more), and it is asked once per file.
+func TestRecordedSizeIsConfirmedCheaply(t *testing.T) {
+	fx := newFix(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: jpegOf(t, photo(600, 400, 4)),
+		LostThumbnail: true, Thumbnail: make([]byte, roomy)})
+	fx.run(t, fx.options(t))
+	e := fx.event(t, f.ID)
+	require.Equal(t, Repaired, e.Action, "%v", e.Err)
+	assert.Equal(t, f.InfoThumbnailSize(), e.Budget)
+	assert.Equal(t, 2, fx.s.Requests("GET /files/large-thumbnails"))
+}
+
+// Without a size from files.info, the recorded size is found by a binary
+// search over large-thumbnails: exactly, in 24 questions (up to 16 MiB).
+func TestRecordedSizeIsSearchedWithoutAGuess(t *testing.T) {
+	fx := newFix(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: jpegOf(t, photo(600, 400, 4)), NoInfo: true,
+		LostThumbnail: true, Thumbnail: make([]byte, roomy)})
+	f.RecordThumbnailSize(54321)
+	fx.s.Inject("POST /files/info", enteapitest.Status(400)) // refused: no guess
+	fx.run(t, fx.options(t))
+	e := fx.event(t, f.ID)
+	require.Equal(t, Repaired, e.Action, "%v", e.Err)
+	assert.Equal(t, int64(54321), e.Budget)
+	assert.Equal(t, 24, fx.s.Requests("GET /files/large-thumbnails"))
+}
+
 // One 404 from the object store is not proof of loss: the healthy
 // thumbnail is read again and left alone.
 func TestSingle404RepairsNothing(t *testing.T) {

@@ -123,8 +123,14 @@ const (
 // holds a backup (a missing DIR is not created).
 func RecordRefusal(dir string, v any) error {
 	q := filepath.Join(dir, StateDir)
-	if fi, err := os.Stat(q); err != nil || !fi.IsDir() {
+	fi, err := os.Stat(q)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil // no backup here: nowhere to record it
+	case err != nil:
 		return err
+	case !fi.IsDir():
+		return &DirError{Dir: dir, Reason: "has a " + StateDir + " that is not a folder"}
 	}
 	if err := writeJSON(q, filepath.Join(q, LastRefusedFile), v); err != nil {
 		return err
@@ -221,6 +227,13 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		touched: map[int64]bool{}, dirty: map[string]bool{}, expected: map[int64]string{},
 		tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{}, listed: map[entryKey]int64{},
 		ov: overlay{files: map[string]bool{}, aliases: map[string]string{}}}
+	if o.Client != nil {
+		r.down.answers = func(ctx context.Context, rawURL string) bool {
+			ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			defer cancel()
+			return o.Client.Answers(ctx, rawURL)
+		}
+	}
 	if o.DryRun {
 		st, drop, err := dryState(dir)
 		if err != nil {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"sync"
+	"time"
 
 	"github.com/quak-photos/quak/retry"
 )
@@ -15,6 +17,9 @@ import (
 // few in a row across different files an outage. A refused connection
 // stops the run at its first file.
 const OutageAfter = 3
+
+// probeTimeout bounds the probe that confirms an outage.
+const probeTimeout = 15 * time.Second
 
 // UnreachableError stops a run whose server or object store cannot be
 // reached: files not attempted are left for the next run, not failed.
@@ -43,12 +48,17 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 type outage struct {
 	mu     sync.Mutex
 	inARow int
+	// answers, when set, asks whether the host a failure could not reach
+	// answers at all: one that does is not gone, only some of its objects
+	// fail, and those stay failures of their own files.
+	answers func(ctx context.Context, rawURL string) bool
 }
 
 // observe takes the outcome of one file's download or one listing, after
 // its retries. It returns an *UnreachableError when the run should stop:
 // the connection was refused, or OutageAfter outcomes in a row failed to
-// connect. Any other outcome, an error answer included, shows the server
+// connect and the host the last one could not reach does not answer a
+// probe either. Any other outcome, an error answer included, shows the server
 // is there and starts the count again.
 func (o *outage) observe(ctx context.Context, err error) error {
 	o.mu.Lock()
@@ -61,8 +71,22 @@ func (o *outage) observe(ctx context.Context, err error) error {
 		return nil
 	}
 	o.inARow++
-	if retry.Refused(err) || o.inARow >= OutageAfter {
+	if retry.Refused(err) {
 		return &UnreachableError{InARow: o.inARow, Err: err}
 	}
-	return nil
+	if o.inARow < OutageAfter {
+		return nil
+	}
+	if o.answers != nil {
+		where := ""
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			where = ue.URL
+		}
+		if o.answers(ctx, where) {
+			o.inARow = 0
+			return nil
+		}
+	}
+	return &UnreachableError{InARow: o.inARow, Err: err}
 }

@@ -4,17 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/errs"
 )
 
 // tenFiles adds an album of ten small files.
@@ -79,6 +83,7 @@ func TestServerGoneStopsTheRun(t *testing.T) {
 	var ue *UnreachableError
 	require.ErrorAs(t, err, &ue)
 	assert.Contains(t, err.Error(), "connection refused")
+	assert.NotContains(t, err.Error(), "in a row", "one refused connection is enough")
 	assert.Equal(t, 3, sum.New)
 	assert.Equal(t, 0, sum.Failed, "files not attempted are not failed")
 	assert.Len(t, e.kinds(FileFailed), 0)
@@ -95,19 +100,36 @@ func TestServerGoneStopsTheRun(t *testing.T) {
 	assert.Equal(t, 0, e.failedRecords())
 }
 
-// Resets on file after file (the store drops every connection) stop the
-// run after OutageAfter files in a row, each recorded as it failed.
+// Resets on file after file (the store drops every connection, the probe
+// of its host included) stop the run after OutageAfter files in a row,
+// each recorded as it failed.
 func TestConnectionFailuresInARowStopTheRun(t *testing.T) {
 	e := newEnv(t)
 	e.tenFiles()
 	o := e.options()
 	o.Concurrency = 1
 	o.Policy.MaxAttempts = 1
-	e.storeChaos(enteapitest.ResetAfter(0), func(n int) bool { return n > 2 })
+	var mu sync.Mutex
+	n, probes := 0, 0
+	e.s.SetChaos(func(route string) (enteapitest.Fault, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case route == "GET /":
+			probes++
+			return enteapitest.LoseResponse(), true
+		case strings.HasPrefix(route, "GET /store/"):
+			n++
+			return enteapitest.ResetAfter(0), n > 2
+		}
+		return enteapitest.Fault{}, false
+	})
 	sum, err := Run(context.Background(), o)
+	assert.NotZero(t, probes, "the outage is confirmed by a probe")
 	var ue *UnreachableError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, OutageAfter, ue.InARow)
+	assert.Contains(t, err.Error(), "the run stopped after 3 files or listings in a row could not connect")
 	assert.Equal(t, 2, sum.New)
 	assert.Equal(t, OutageAfter-1, sum.Failed)
 	assert.Equal(t, 2+OutageAfter, e.downloads(), "no file after the outage was tried")
@@ -203,4 +225,105 @@ func TestLocallyDeletedFileIsRestored(t *testing.T) {
 	}
 	sum = e.mustRun()
 	assert.Equal(t, 0, sum.LocalRestored, "nothing is missing any more")
+}
+
+// Every run counts what the filters keep out, not only the run that first
+// left it out, and the albums they do not take.
+func TestLeftOutIsCountedEveryRun(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "clip.mp4", FileType: 1, Size: 10, Seed: 1})
+	a.AddFile(enteapitest.FileSpec{Title: "pic.jpg", Size: 10, Seed: 2})
+	a.AddFile(enteapitest.FileSpec{Title: "pic2.jpg", Size: 10, Seed: 4})
+	e.u.AddAlbum("B").AddFile(enteapitest.FileSpec{Title: "b.jpg", Size: 10, Seed: 3})
+	f := filter.Set{SkipVideos: true, Albums: filter.Albums{Include: []string{"A"}}}
+	for run := range 2 {
+		sum := e.runWith(f)
+		assert.Equal(t, 1, sum.LeftOut, "run %d", run)
+		assert.Equal(t, 1, sum.AlbumsLeftOut, "run %d", run)
+	}
+}
+
+// A file kept with a hash mismatch is restored like any other; a file
+// that never saved is not "missing".
+func TestMismatchedFileIsRestoredAndFailedIsNot(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	odd := a.AddFile(enteapitest.FileSpec{Title: "odd.jpg", Size: 100, Hash: "Ym9ndXMgaGFzaA=="})
+	bad := a.AddFile(enteapitest.FileSpec{Title: "bad.jpg", Size: 100, Seed: 2})
+	e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, bad.ID), enteapitest.Repeat(enteapitest.FlipAt(3), 8)...)
+	sum := e.mustRun()
+	require.Equal(t, 1, sum.HashMismatches)
+	require.Equal(t, 1, sum.Failed)
+	require.NoError(t, os.Remove(filepath.Join(e.dir, "A", "odd.jpg")))
+	e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, bad.ID), enteapitest.Repeat(enteapitest.FlipAt(3), 8)...)
+	sum = e.mustRun()
+	assert.Equal(t, 1, sum.LocalRestored)
+	e.same("A/odd.jpg", odd.Plaintext())
+	assert.Equal(t, 1, sum.Failed, "the failed file is retried as failed, not restored")
+}
+
+// A refusal is recorded only in a folder that holds a backup, and the
+// next run that starts removes it.
+func TestRefusalRecordAndItsEnd(t *testing.T) {
+	e := newEnv(t)
+	e.tenFiles()
+	missing := filepath.Join(e.dir, "not-mounted")
+	require.NoError(t, RecordRefusal(missing, map[string]any{"exitCode": 5}))
+	assert.NoDirExists(t, missing, "a missing folder is never created")
+	odd := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(odd, StateDir), []byte("x"), 0o644))
+	var de *DirError
+	require.ErrorAs(t, RecordRefusal(odd, map[string]any{"exitCode": 4}), &de)
+	assert.Contains(t, de.Error(), "has a .quak that is not a folder")
+
+	o := e.options()
+	o.Record = func(*Summary, error) (any, bool) { return map[string]any{"outcome": "ok"}, true }
+	_, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	require.NoError(t, RecordRefusal(e.dir, map[string]any{"exitCode": 4}))
+	require.FileExists(t, filepath.Join(e.dir, StateDir, LastRefusedFile))
+	_, err = Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.NoFileExists(t, filepath.Join(e.dir, StateDir, LastRefusedFile))
+}
+
+// A live photo missing one of its two parts is downloaded again whole.
+func TestLivePhotoPartDeletedIsRestored(t *testing.T) {
+	e := newEnv(t)
+	e.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "IMG_7.HEIC", FileType: 2,
+		Data: enteapitest.LivePhoto("heic", []byte("the still"), "mov", []byte("the motion"))})
+	e.mustRun()
+	require.NoError(t, os.Remove(filepath.Join(e.dir, "A", "IMG_7.mov")))
+	sum := e.mustRun()
+	assert.Equal(t, 1, sum.LocalRestored)
+	assert.Equal(t, []byte("the motion"), e.read("A/IMG_7.mov"))
+	assert.Equal(t, []byte("the still"), e.read("A/IMG_7.heic"))
+}
+
+// observe counts connection failures in a row; an answer of any kind
+// starts again, a refusal stops at once, a cancelled run counts nothing.
+func TestOutageObserve(t *testing.T) {
+	ctx := context.Background()
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	var o outage
+	require.NoError(t, o.observe(ctx, reset))
+	require.NoError(t, o.observe(ctx, reset))
+	require.NoError(t, o.observe(ctx, &errs.ApiError{Status: 503}), "an answer, even an error")
+	require.NoError(t, o.observe(ctx, reset))
+	require.NoError(t, o.observe(ctx, nil))
+	require.NoError(t, o.observe(ctx, reset))
+	require.NoError(t, o.observe(ctx, reset))
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	require.NoError(t, o.observe(canceled, reset), "a run that is stopping anyway")
+	require.NoError(t, o.observe(canceled, refused))
+	var ue *UnreachableError
+	require.ErrorAs(t, o.observe(ctx, reset), &ue)
+	assert.Equal(t, 3, ue.InARow, "the cancelled outcomes did not count")
+
+	var fresh outage
+	require.ErrorAs(t, fresh.observe(ctx, refused), &ue)
+	assert.Equal(t, 1, ue.InARow)
 }

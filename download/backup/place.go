@@ -65,6 +65,9 @@ func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a 
 		return failed(err)
 	}
 	rec.Entries[c.ID].Sidecars = r.dropOld(c, old, it.FileID, names)
+	if old != nil {
+		rec.Entries[c.ID].SidecarHashes = ownHashes(old.SidecarHashes, rec.Entries[c.ID].Sidecars)
+	}
 	for cid, e := range rec.Entries {
 		if cid != c.ID && !e.Deleted {
 			if err := r.relink(rec, c, cid); err != nil {
@@ -279,7 +282,7 @@ func (r *run) dropOld(c *state.Collection, old *state.Entry, fileID int64, keep 
 			continue
 		}
 		r.remove(filepath.Join(dir, part))
-		own = r.dropPartSidecars(dir, part, own)
+		own = r.dropPartSidecars(dir, part, own, old.SidecarHashes)
 		r.mu.Lock()
 		n.Release(part)
 		r.mu.Unlock()

@@ -115,6 +115,11 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 			if err := r.diskError(err); fatal(ctx, err) {
 				return 0, big, fmt.Errorf("listing what is new in album %d: %w", id, err)
 			}
+			// An album's failed listing counts toward an outage like a
+			// file's: a server gone stops the plan after a few albums.
+			if uerr := r.down.observe(ctx, err); uerr != nil {
+				return 0, big, uerr
+			}
 			if err != nil {
 				break // the sync lists it again and reports it: one album never stops the run
 			}

@@ -139,15 +139,20 @@ func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, [
 // beside each of e's parts in album c ("" for a part with none; nil for a
 // kind the options do not keep): the files of quak's own that go to the
 // trash with them. A name a saved file of the album has is that file's,
-// never a sidecar; a file quak did not record is the user's.
+// never a sidecar; a file quak did not record, or one another tool
+// rewrote since, is the user's.
 func (r *run) ownSidecars(c *state.Collection, e *state.Entry) (xmp, takeout []string) {
+	dir, err := layout.Join(r.dir, c.Folder)
+	if err != nil {
+		return nil, nil
+	}
 	names := func(on bool, name func(string) string) []string {
 		if !on {
 			return nil
 		}
 		out := make([]string, len(e.Parts))
 		for i, p := range e.Parts {
-			if n := name(p); slices.Contains(e.Sidecars, n) && !r.nameTaken(c, n) {
+			if n := name(p); slices.Contains(e.Sidecars, n) && !r.nameTaken(c, n) && !r.usersNow(e, filepath.Join(dir, n), n, nil) {
 				out[i] = n
 			}
 		}
@@ -176,6 +181,9 @@ func (r *run) proven(ctx context.Context, it pruneItem, c *state.Collection) (bo
 		_, err := r.o.Client.CollectionFile(ctx, it.cid, it.file.ID)
 		return err
 	})
+	if uerr := r.down.observe(ctx, err); uerr != nil {
+		return false, uerr // every further confirmation would fail the same way
+	}
 	var ae *errs.ApiError
 	switch {
 	case errors.As(err, &ae) && ae.Status == 404:

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
@@ -40,7 +41,18 @@ func (r *run) markForRedownload(ctx context.Context) error {
 				cids = append(cids, cid)
 			}
 		}
-		sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
+		// Albums this run's filters take come first: retrying the failure
+		// only downloads it from an album the run lists.
+		takes := func(cid int64) bool {
+			c := colls[cid]
+			return r.o.Filter.TakeAlbum(filter.Album{ID: c.ID, Name: c.Name, OwnerID: c.OwnerID})
+		}
+		sort.Slice(cids, func(i, j int) bool {
+			if ti, tj := takes(cids[i]), takes(cids[j]); ti != tj {
+				return ti
+			}
+			return cids[i] < cids[j]
+		})
 		found := false
 		for _, cid := range cids {
 			var f *apiclient.File
@@ -49,9 +61,21 @@ func (r *run) markForRedownload(ctx context.Context) error {
 				f, err = r.o.Client.CollectionFile(ctx, cid, id)
 				return err
 			})
+			// An answer, even an error, shows the server is there; a
+			// connection failure counts toward an outage like a file's.
+			if uerr := r.down.observe(ctx, err); uerr != nil {
+				return uerr
+			}
 			var ae *errs.ApiError
 			if errors.As(err, &ae) && (ae.Status == 404 || ae.Status == 403) {
 				continue // not in that album for this account any more; try another
+			}
+			if retry.Unreachable(err) && ctx.Err() == nil {
+				// A blip, not yet an outage: the file stays missing on
+				// disk, so the next run finds it again.
+				r.failUnread(id, sf, colls[cid].Name, err)
+				found = true
+				break
 			}
 			if err != nil {
 				return fmt.Errorf("file %d: reading its entry to download it again: %w", id, err)
@@ -74,4 +98,18 @@ func (r *run) markForRedownload(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// failUnread counts a file missing on disk whose entry could not be read
+// as failed in this run's summary; its record is left as it is.
+func (r *run) failUnread(id int64, sf *state.File, album string, err error) {
+	err = fmt.Errorf("missing or changed on disk; reading its entry to download it again: %w", err)
+	reason := Reason(err)
+	r.mu.Lock()
+	r.sum.Failed++
+	r.sum.Failures = append(r.sum.Failures, Failure{FileID: id, Album: album, Title: sf.Meta.Title, Reason: reason, Error: err.Error()})
+	r.sum.Reasons[reason]++
+	r.touched[id] = true
+	r.mu.Unlock()
+	r.emit(Event{Kind: FileFailed, Album: album, Title: sf.Meta.Title, FileID: id, Err: err})
 }

@@ -45,7 +45,7 @@ func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *s
 		if tc.Sidecar != "" {
 			r.remove(filepath.Join(r.dir, tc.Sidecar))
 		}
-		rec.Entries[c.ID].Sidecars = r.sidecarsFromTrash(c, dir, names, tc)
+		rec.Entries[c.ID].Sidecars, rec.Entries[c.ID].SidecarHashes = r.sidecarsFromTrash(c, dir, names, tc)
 		r.mu.Lock()
 		r.dirty[dir] = true
 		r.sum.Restored++
@@ -63,10 +63,12 @@ func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *s
 // them, where this run's options keep them; the commit that follows
 // rewrites those whose content is out of date, and writes those that are
 // not in the trash. The others are removed from the trash with their file.
-// It returns the names of those moved back (quak's own again); a name a
-// file already has in the folder is not taken.
-func (r *run) sidecarsFromTrash(c *state.Collection, dir string, names []string, tc state.TrashCopy) []string {
+// It returns the names of those moved back (quak's own again, as they were
+// when they went: their bytes are what quak wrote) with their hashes; a
+// name a file already has in the folder is not taken.
+func (r *run) sidecarsFromTrash(c *state.Collection, dir string, names []string, tc state.TrashCopy) ([]string, map[string]string) {
 	var own []string
+	var hashes map[string]string
 	for _, s := range []struct {
 		on    bool
 		trash []string
@@ -84,15 +86,22 @@ func (r *run) sidecarsFromTrash(c *state.Collection, dir string, names []string,
 				continue
 			}
 			if j < len(names) && s.on && !r.nameTaken(c, s.name(names[j])) && !r.exists(filepath.Join(dir, s.name(names[j]))) {
-				if r.rename(from, filepath.Join(dir, s.name(names[j]))) == nil {
+				to := filepath.Join(dir, s.name(names[j]))
+				if r.rename(from, to) == nil {
 					own = append(own, s.name(names[j]))
+					if b, err := os.ReadFile(to); err == nil {
+						if hashes == nil {
+							hashes = map[string]string{}
+						}
+						hashes[s.name(names[j])] = sidecarHash(b)
+					}
 					continue
 				}
 			}
 			r.remove(from)
 		}
 	}
-	return own
+	return own, hashes
 }
 
 // intact reports whether every part (relative to DIR, inside its trash) is

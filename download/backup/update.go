@@ -41,7 +41,7 @@ func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *stat
 			// so what goes is removed first and the parts are renamed, never
 			// removed.
 			for _, p := range ne.Parts {
-				ne.Sidecars = r.dropPartSidecars(dir, p, ne.Sidecars)
+				ne.Sidecars = r.dropPartSidecars(dir, p, ne.Sidecars, ne.SidecarHashes)
 			}
 			r.removeMeta(filepath.Join(dir, ".meta", ne.Name+".json"), it.FileID)
 		} else {
@@ -55,6 +55,7 @@ func (r *run) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *stat
 		old := *ne
 		ne.Name, ne.Parts = names[0], names
 		ne.Sidecars = r.dropOld(c, &old, it.FileID, names)
+		ne.SidecarHashes = ownHashes(old.SidecarHashes, ne.Sidecars)
 		r.emit(Event{Kind: FileRenamed, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
 			Path: filepath.Join(c.Folder, names[0])})
 	}

@@ -2,7 +2,9 @@ package backup
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -362,15 +364,21 @@ func (r *run) partSidecar(f *state.File, c *state.Collection, e *state.Entry, di
 	}
 	own := slices.Contains(e.Sidecars, name)
 	p := filepath.Join(dir, name)
+	if own && r.usersNow(e, p, name, body) {
+		r.emit(Event{Kind: FileWarning, Album: c.Name, Title: f.Meta.Title, FileID: f.ID, CollectionID: c.ID,
+			Err: fmt.Errorf("sidecar %s no longer holds what quak wrote there: left as yours, and no longer kept in step", name)})
+		disown(e, name)
+		return false, nil
+	}
 	switch {
 	case r.nameTaken(c, name):
 		warn("another file of the album has that name")
-		e.Sidecars = withoutName(e.Sidecars, name)
+		disown(e, name)
 		return false, nil
 	case r.sharedSidecar(c, part, name):
 		warn("another file's sidecar would have the same name")
 		if own {
-			e.Sidecars = withoutName(e.Sidecars, name)
+			disown(e, name)
 			return r.removeIfExists(p), nil
 		}
 		return false, nil
@@ -383,13 +391,66 @@ func (r *run) partSidecar(f *state.File, c *state.Collection, e *state.Entry, di
 		ch, err := r.writeIfDiffers(p, b)
 		if err == nil {
 			e.Sidecars = withName(e.Sidecars, name)
+			if e.SidecarHashes == nil {
+				e.SidecarHashes = map[string]string{}
+			}
+			e.SidecarHashes[name] = sidecarHash(b)
 		}
 		return ch, err
 	case r.viewsFull && own:
-		e.Sidecars = withoutName(e.Sidecars, name)
+		disown(e, name)
 		return r.removeIfExists(p), nil
 	}
 	return false, nil
+}
+
+// sidecarHash is what Entry.SidecarHashes keeps of bytes quak wrote.
+func sidecarHash(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// usersNow reports whether the sidecar name recorded in e, at path p, was
+// rewritten by another tool: it is there and no longer holds the bytes
+// quak last wrote, or, for a name recorded without their hash (older
+// quaks), what quak would write now (body; nil: such a name counts as
+// quak's, as it did then).
+func (r *run) usersNow(e *state.Entry, p, name string, body func() []byte) bool {
+	want, ok := e.SidecarHashes[name]
+	if !ok && body == nil {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	if ok {
+		return sidecarHash(b) != want
+	}
+	return !bytes.Equal(b, body())
+}
+
+// disown takes name out of e's sidecars: quak no longer touches it.
+func disown(e *state.Entry, name string) {
+	e.Sidecars = withoutName(e.Sidecars, name)
+	delete(e.SidecarHashes, name)
+	if len(e.SidecarHashes) == 0 {
+		e.SidecarHashes = nil
+	}
+}
+
+// ownHashes are the hashes of h whose names are in own.
+func ownHashes(h map[string]string, own []string) map[string]string {
+	var out map[string]string
+	for _, n := range own {
+		if v, ok := h[n]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[n] = v
+		}
+	}
+	return out
 }
 
 // sharedSidecar reports whether name, the sidecar of part in c, would also
@@ -541,10 +602,13 @@ func (r *run) removeIfExists(path string) bool {
 // dropPartSidecars removes the XMP and Takeout sidecars that own records
 // as quak's of a part that is gone from dir (renamed or replaced), and
 // returns own without them.
-func (r *run) dropPartSidecars(dir, part string, own []string) []string {
+func (r *run) dropPartSidecars(dir, part string, own []string, hashes map[string]string) []string {
 	for _, name := range []string{sidecars.XMPName(part), sidecars.TakeoutName(part)} {
 		if slices.Contains(own, name) {
-			r.removeIfExists(filepath.Join(dir, name))
+			p := filepath.Join(dir, name)
+			if !r.usersNow(&state.Entry{SidecarHashes: hashes}, p, name, nil) {
+				r.removeIfExists(p)
+			}
 			own = withoutName(own, name)
 		}
 	}

@@ -199,6 +199,11 @@ type Entry struct {
 	// rewrites, moves or removes. A file of such a name that is not listed
 	// is someone else's.
 	Sidecars []string `json:"sidecars,omitempty"`
+	// SidecarHashes maps a name in Sidecars to the SHA-256 (hex) of the
+	// bytes quak last wrote there: a file that no longer holds them was
+	// rewritten by another tool and is the user's. Names recorded by older
+	// quaks have none.
+	SidecarHashes map[string]string `json:"sidecarHashes,omitempty"`
 }
 
 // File is one Ente file and where the backup keeps it.
