@@ -23,6 +23,9 @@
 //     or for a deleted one; 403 {} for someone else's file unless the album
 //     is shared to the caller right now, which makes a collaborator's file
 //     in the caller's own album 403 too (CollectionController.GetFile).
+//   - Its rate limiter answers 429 {"error":"Rate limit breached, try
+//     later"} with no Retry-After (middleware/rate_limit.go): RateLimited
+//     and WAN.APILimit answer so.
 //   - Unsharing and sharing again keeps the collection id; in between the
 //     sharee lists a tombstone and the album's diff answers 404.
 //   - PUT /files/thumbnail compares the new object's size with the existing
