@@ -267,7 +267,7 @@ func TestFixThumbnailsKilledAndRerun(t *testing.T) {
 	// its read-back after the commit stalls.
 	s.Inject(fmt.Sprintf("GET /files/preview/%d", second.ID), enteapitest.Pass(), enteapitest.Pass(), enteapitest.StallHeaders())
 
-	signalWhenStalled(t, bin, e, s, syscall.SIGKILL, "helper", "fix-missing-thumbnails", "--concurrency", "1")
+	signalWhenStalled(t, bin, e, s, syscall.SIGKILL, "helper", "fix-missing-thumbnails", "--concurrency", "1", "--recheck-wait", "1ns")
 	if n := s.Requests("PUT /files/thumbnail"); n != 2 {
 		t.Fatalf("%d commits before the kill, want 2", n)
 	}

@@ -28,6 +28,7 @@ type fixThumbsOpts struct {
 	attempts    int
 	account     string
 	content     bool
+	recheckWait time.Duration
 	ids         []int64
 }
 
@@ -66,6 +67,11 @@ It never touches:
     outlasted the retries, a body cut on the way twice); a flaky network
     never counts as "missing".
 
+A thumbnail counts as lost only when the object store answers 404 twice,
+the second time after a wait. When more than half of the thumbnails checked
+(at least 4) look lost at once, the object store itself looks unavailable:
+nothing is repaired and the run exits 75.
+
 Originals are downloaded and checked against Ente's hash, or, with --from,
 taken from a quak backup folder where their hash still matches; one without
 a hash is never used. JPEG, PNG, GIF and WebP are read by quak itself; HEIC
@@ -78,6 +84,8 @@ Exit codes:
      or an --ids id is not one of your files
   3  not logged in, or the session was rejected
   4  --from's backup folder is in use by a running backup
+  75 the object store looks unavailable (most thumbnails look lost at once):
+     nothing was repaired; run again later
   1  any other fatal error`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runFixThumbnails(c.Context(), d, o) },
@@ -88,6 +96,8 @@ Exit codes:
 	f.Int64SliceVar(&o.ids, "ids", nil, "only these files (ids, comma-separated)")
 	f.IntVar(&o.limit, "limit", 0, "repair at most N files this run (0: no limit)")
 	f.StringVar(&o.from, "from", "", "take originals from this quak backup folder when their hash matches")
+	f.DurationVar(&o.recheckWait, "recheck-wait", thumbnails.LossRecheckWait, "wait this long before looking again at a thumbnail the object store answered 404 for")
+	_ = f.MarkHidden("recheck-wait")
 	f.StringArrayVar(&o.albums, "albums", nil, "only files in these albums (name glob or id; repeatable)")
 	f.StringArrayVar(&o.exclude, "exclude-albums", nil, "skip files in these albums (name glob or id; repeatable)")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout: one object per file, then a summary")
@@ -132,6 +142,7 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 		FromDir:      o.from,
 		IDs:          o.ids,
 		CheckContent: o.content,
+		RecheckWait:  o.recheckWait,
 		Events:       tp.event,
 		Listed:       tp.listed,
 	})

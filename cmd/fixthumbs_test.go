@@ -193,3 +193,26 @@ func TestFixThumbnailsCheckContentAndIDs(t *testing.T) {
 		t.Fatalf("--ids 0: code %d\n%s", code, errOut)
 	}
 }
+
+// An object store that answers 404 for every thumbnail is an outage, not a
+// mass loss: nothing is replaced, and the run exits 75 saying why.
+func TestFixThumbnailsStoreWide404Exits75AndRepairsNothing(t *testing.T) {
+	e, s, u, _ := loggedIn(t)
+	a := u.AddAlbum("A")
+	for i := range 4 {
+		a.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("%d.jpg", i), Data: realJPEG(t, 320, 240), Thumbnail: realJPEG(t, 64, 48)})
+	}
+	s.SetChaos(func(route string) (enteapitest.Fault, bool) {
+		if strings.HasPrefix(route, "GET /store/") && strings.Contains(route, "/thumb-") {
+			return enteapitest.Status(404), true
+		}
+		return enteapitest.Fault{}, false
+	})
+	code, out, errOut := e.run("helper", "fix-missing-thumbnails")
+	if code != exitTempFail || !strings.Contains(errOut, "object store looks unavailable") {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	if n := s.Requests("PUT /files/thumbnail"); n != 0 {
+		t.Fatalf("%d thumbnails replaced", n)
+	}
+}

@@ -218,6 +218,7 @@ func exitCodeFor(err error) int {
 	var de *backup.DirError
 	var ur *backup.UnreachableError
 	var nm *filter.NoMatchError
+	var su *thumbnails.StoreUnavailableError
 	switch {
 	case err == nil:
 		return exitOK
@@ -233,7 +234,7 @@ func exitCodeFor(err error) int {
 		return exitUsage
 	case errors.Is(err, errs.ErrNotLoggedIn):
 		return exitLogin
-	case errors.As(err, &ur):
+	case errors.As(err, &ur), errors.As(err, &su):
 		return exitTempFail
 	}
 	var sc *statusError

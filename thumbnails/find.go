@@ -8,6 +8,7 @@ import (
 	"image"
 	"io"
 	"sort"
+	"time"
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download/catalog"
@@ -256,6 +257,13 @@ func (r *run) check(ctx context.Context, c *candidate) (Class, []byte, error) {
 	var last error
 	gone, bad := 0, 0
 	for try := 1; try <= 2; try++ {
+		if try == 2 && gone == 1 {
+			// The second look waits: a store or proxy that answered 404
+			// for a moment has time to recover.
+			if err := r.sleep(ctx, r.o.RecheckWait); err != nil {
+				return Unknown, nil, err
+			}
+		}
 		data, err := r.fetchThumbnail(ctx, c.item.FileID)
 		var ae *errs.ApiError
 		switch {
@@ -304,6 +312,17 @@ func (r *run) check(ctx context.Context, c *candidate) (Class, []byte, error) {
 		return Corrupt, nil, last
 	}
 	return Unknown, nil, last
+}
+
+// LossRecheckWait is how long the helper waits, by default, before looking
+// again at a thumbnail the object store answered 404 for.
+const LossRecheckWait = 10 * time.Second
+
+func (r *run) sleep(ctx context.Context, d time.Duration) error {
+	if r.o.Policy.Sleep != nil {
+		return r.o.Policy.Sleep(ctx, d)
+	}
+	return retry.Sleep(ctx, d)
 }
 
 // fetchThumbnail downloads the encrypted thumbnail, retried as one unit.

@@ -101,8 +101,11 @@ type Options struct {
 	// (default os.TempDir()); quak makes a private folder in it and removes
 	// it at the end.
 	TempDir string
-	Tools   Tools     // external decoders (default SystemTools)
-	Rand    io.Reader // header randomness (default crypto/rand)
+	// RecheckWait is how long a look at a thumbnail the object store
+	// answered 404 for waits before the second (default LossRecheckWait).
+	RecheckWait time.Duration
+	Tools       Tools     // external decoders (default SystemTools)
+	Rand        io.Reader // header randomness (default crypto/rand)
 	// Listed, if set, hears how many files will be checked, once they are
 	// listed and before the first is checked (for a progress bar).
 	Listed func(n int)
@@ -123,6 +126,8 @@ type run struct {
 	mu      sync.Mutex
 	sum     Summary
 	started int // repairs started, against Limit
+	checked int // files whose thumbnail was checked (not no-record or placeholder)
+	lost    []*candidate
 }
 
 // Run finds the account's owned files whose thumbnails are lost or corrupt
@@ -133,6 +138,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	start := time.Now()
 	if o.Concurrency < 1 {
 		o.Concurrency = 4
+	}
+	if o.RecheckWait <= 0 {
+		o.RecheckWait = LossRecheckWait
 	}
 	if o.Rand == nil {
 		o.Rand = rand.Reader
@@ -193,6 +201,9 @@ feed:
 	if ctx.Err() != nil {
 		return &r.sum, context.Cause(ctx)
 	}
+	if err := r.repairLost(ctx); err != nil {
+		return &r.sum, err
+	}
 	sort.Slice(r.sum.Problems, func(i, j int) bool { return r.sum.Problems[i] < r.sum.Problems[j] })
 	return &r.sum, nil
 }
@@ -211,6 +222,23 @@ func (r *run) handle(ctx context.Context, c *candidate) error {
 			return err
 		}
 	}
+	r.mu.Lock()
+	if class != Placeholder && class != NoRecord {
+		r.checked++
+	}
+	if class == Lost {
+		// Repaired once every file is checked, and only if the losses are
+		// plausible (repairLost).
+		r.lost = append(r.lost, c)
+		r.mu.Unlock()
+		return nil
+	}
+	r.mu.Unlock()
+	return r.settle(ctx, c, class, err)
+}
+
+// settle repairs c when class allows, and records the outcome.
+func (r *run) settle(ctx context.Context, c *candidate, class Class, err error) error {
 	e := Event{FileID: c.item.FileID, Album: c.album, Title: c.item.Meta.Title, Class: class, Err: err}
 	switch class {
 	case OK:
@@ -228,6 +256,69 @@ func (r *run) handle(ctx context.Context, c *candidate) error {
 		e.Budget = c.budget
 	}
 	r.record(e)
+	return nil
+}
+
+// StoreUnavailableError reports that so many of the thumbnails checked
+// looked lost at once that the object store, not the thumbnails, is the
+// likely cause: nothing was repaired.
+type StoreUnavailableError struct {
+	Lost, Checked int
+}
+
+func (e *StoreUnavailableError) Error() string {
+	return fmt.Sprintf("%d of the %d thumbnails checked look lost at once: the object store looks unavailable "+
+		"(an outage, or a proxy misrouting its paths), so nothing was repaired; run again once it answers", e.Lost, e.Checked)
+}
+
+// implausibleLoss reports whether lost of checked thumbnails missing at
+// once is more likely the store's fault than theirs: more than half of
+// four or more (a run over one to three files, --ids, may find all lost).
+func implausibleLoss(lost, checked int) bool {
+	return checked >= 4 && 2*lost > checked
+}
+
+// repairLost repairs the files found lost, unless too many look lost at
+// once: then each is reported and the run stops with *StoreUnavailableError.
+func (r *run) repairLost(ctx context.Context) error {
+	sort.Slice(r.lost, func(i, j int) bool { return r.lost[i].item.FileID < r.lost[j].item.FileID })
+	if implausibleLoss(len(r.lost), r.checked) {
+		for _, c := range r.lost {
+			r.mu.Lock()
+			r.sum.Problems = append(r.sum.Problems, c.item.FileID)
+			r.mu.Unlock()
+			r.record(Event{FileID: c.item.FileID, Album: c.album, Title: c.item.Meta.Title, Class: Lost, Action: Reported})
+		}
+		return &StoreUnavailableError{Lost: len(r.lost), Checked: r.checked}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	jobs := make(chan *candidate)
+	var wg sync.WaitGroup
+	for i := 0; i < r.o.Concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range jobs {
+				if err := r.settle(ctx, c, Lost, nil); err != nil {
+					cancel(err)
+				}
+			}
+		}()
+	}
+feed:
+	for _, c := range r.lost {
+		select {
+		case jobs <- c:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
 	return nil
 }
 
