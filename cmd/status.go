@@ -166,13 +166,16 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	if p := stateProblem(qdir); p != nil {
 		problems = append(problems, *p)
 	}
+	if p := unwritable(qdir); p != nil {
+		problems = append(problems, *p)
+	}
 	free := freeSpace(abs)
 	views, err := backup.ReadViews(abs)
 	if err != nil {
 		problems = append(problems, problem{exitPartial, err.Error()})
 	}
 	code := exitOK
-	for _, want := range []int{exitLogin, exitStale, exitPartial} {
+	for _, want := range []int{exitUnusableDir, exitLogin, exitStale, exitPartial} {
 		for _, p := range problems {
 			if p.code == want && code == exitOK {
 				code = want
@@ -244,6 +247,27 @@ func stateProblem(qdir string) *problem {
 	defer func() { _ = f.Close() }()
 	if !state.LooksValid(f) {
 		return &problem{exitPartial, "the state database does not open: it is not a quak state database (damaged?)"}
+	}
+	return nil
+}
+
+// createIn makes and removes a file in dir; tests replace it to stand for
+// a file system remounted read-only, which root cannot simulate otherwise.
+var createIn = func(dir string) error {
+	f, err := os.CreateTemp(dir, ".status-*")
+	if err != nil {
+		return err
+	}
+	_ = f.Close()
+	return os.Remove(f.Name())
+}
+
+// unwritable reports a .quak folder no file can be written in (a disk
+// remounted read-only, say): every run would stop at once, unable to
+// record even that it could not start.
+func unwritable(qdir string) *problem {
+	if err := createIn(qdir); err != nil {
+		return &problem{exitUnusableDir, "the backup folder cannot be written, so no backup can run or record how it went: " + err.Error()}
 	}
 	return nil
 }

@@ -16,10 +16,11 @@ import (
 // markForRedownload turns the files in o.Redownload (found missing or
 // changed on disk) into failed records with their current diff entry, so
 // the run's first step, retrying failures, downloads them again in place.
-// A file no album of the backup can give its entry for (404: not in the
-// album any more; 403: museum's answer when the album is no longer shared
-// with the account, and for a collaborator's file in the account's own
-// album) is named in a warning and left as it is.
+// A file no album of the backup can give its entry for is left as it is:
+// named in a warning when every album answers 404 (not in it any more), a
+// failure of the run when one answers 403 (museum's answer when the album
+// is no longer shared with the account, and for a collaborator's file in
+// the account's own album, which is still there).
 func (r *run) markForRedownload(ctx context.Context) error {
 	colls, err := r.st.Collections()
 	if err != nil {
@@ -53,7 +54,7 @@ func (r *run) markForRedownload(ctx context.Context) error {
 			}
 			return cids[i] < cids[j]
 		})
-		found := false
+		found, refused := false, false
 		for _, cid := range cids {
 			var f *apiclient.File
 			err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
@@ -68,6 +69,7 @@ func (r *run) markForRedownload(ctx context.Context) error {
 			}
 			var ae *errs.ApiError
 			if errors.As(err, &ae) && (ae.Status == 404 || ae.Status == 403) {
+				refused = refused || ae.Status == 403
 				continue // not in that album for this account any more; try another
 			}
 			if retry.Unreachable(err) && ctx.Err() == nil {
@@ -92,6 +94,13 @@ func (r *run) markForRedownload(ctx context.Context) error {
 			for _, cid := range cids {
 				album = colls[cid].Name
 				break // the first, by id
+			}
+			if refused {
+				// museum answers 403 for a collaborator's file in the
+				// account's own album, though the file is still there: it is
+				// missing from the backup, a failure every run until restored.
+				r.failUnread(id, sf, album, errors.New("the server refuses this account its entry (403), so it cannot be downloaded again"))
+				continue
 			}
 			r.emit(Event{Kind: FileWarning, FileID: id, Title: sf.Meta.Title, Album: album,
 				Err: errors.New("missing or changed on disk, but no album gives it to this account any more: it cannot be downloaded again")})

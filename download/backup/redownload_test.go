@@ -15,8 +15,8 @@ import (
 
 // A file to download again (quak verify found it changed) whose album is
 // no longer shared, or a collaborator's file in one's own album: museum
-// answers 403 for its entry. The run goes on, says so, and backs up the
-// rest; it does not abort on every later --verify.
+// answers 403 for its entry. The run goes on, fails each by name, and
+// backs up the rest; it does not abort on every later --verify.
 func TestRedownloadOfAFileNoLongerSharedGoesOn(t *testing.T) {
 	e := newEnv(t)
 	bob := e.s.AddUser("bob@example.org", "b", enteapitest.UserOptions{})
@@ -39,11 +39,12 @@ func TestRedownloadOfAFileNoLongerSharedGoesOn(t *testing.T) {
 	require.NoError(t, err)
 	e.same("Mine/later.jpg", later.Plaintext())
 	assert.Equal(t, 1, sum.AlbumsDeleted, "the unshared album was seen")
-	warned := map[int64]string{}
-	for _, ev := range e.kinds(FileWarning) {
-		warned[ev.FileID] = ev.Album
+	failed := map[int64]string{}
+	for _, ev := range e.kinds(FileFailed) {
+		failed[ev.FileID] = ev.Album
 	}
-	assert.Equal(t, map[int64]string{shared.ID: "Bob's", collab.ID: "Mine"}, warned, "each file that cannot be fetched again is named, with its album")
+	assert.Equal(t, map[int64]string{shared.ID: "Bob's", collab.ID: "Mine"}, failed, "each file that cannot be fetched again fails, named with its album")
+	assert.Equal(t, 2, sum.Failed)
 
 	// Shared again: the album is back, and so is the file's copy.
 	theirs.ShareWith(e.u, "VIEWER")

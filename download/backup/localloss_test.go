@@ -1,0 +1,61 @@
+package backup
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/filter"
+)
+
+// A nightly cron backs up one album (--albums B). A photo in albums A and
+// B is deleted by hand from B: the next filtered run restores B's copy
+// (B is in the run), rather than leaving the file marked failed, unseen
+// and never restored while the cron keeps its filter.
+func TestALocalLossInAnAlbumOfAFilteredRunIsRestored(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
+	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1})
+	b.Add(f)
+	e.mustRun()
+	require.NoError(t, os.Remove(filepath.Join(e.dir, "B", "x.jpg")))
+	only := filter.Set{Albums: filter.Albums{Include: []string{"B"}}}
+	for night := 1; night <= 2; night++ {
+		sum := e.runWith(only)
+		t.Logf("night %d: restored %d, failed %d, saved-in-backup %d", night, sum.LocalRestored, sum.Failed, sum.TotalFiles)
+	}
+	e.same("B/x.jpg", f.Plaintext())
+}
+
+// The look-up of a locally deleted file's entry cannot connect once, while
+// the server answers everything else: a blip, not an outage. The file is a
+// failure of this run, by name, the rest is backed up, and the next run
+// restores it.
+func TestALocalLossWhoseLookUpCannotConnectFailsAndIsRestoredNextRun(t *testing.T) {
+	e := newEnv(t)
+	fs := e.tenFiles()
+	e.mustRun()
+	require.NoError(t, os.Remove(filepath.Join(e.dir, "Trip", "00.jpg")))
+	later := e.u.AddAlbum("Later").AddFile(enteapitest.FileSpec{Title: "later.jpg", Size: 10, Seed: 42})
+	e.s.SetChaos(func(route string) (enteapitest.Fault, bool) {
+		return enteapitest.LoseResponse(), strings.HasPrefix(route, "GET /collections/file")
+	})
+	o := e.options()
+	o.Policy.MaxAttempts = 1
+	sum, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Failed)
+	require.Len(t, e.kinds(FileFailed), 1)
+	assert.Equal(t, fs[0].ID, e.kinds(FileFailed)[0].FileID)
+	e.same("Later/later.jpg", later.Plaintext())
+	e.s.SetChaos(nil)
+	sum = e.mustRun()
+	assert.Equal(t, 1, sum.LocalRestored)
+	e.same("Trip/00.jpg", fs[0].Plaintext())
+}
