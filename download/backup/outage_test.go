@@ -125,7 +125,9 @@ func TestConnectionFailuresInARowStopTheRun(t *testing.T) {
 		return enteapitest.Fault{}, false
 	})
 	sum, err := Run(context.Background(), o)
+	mu.Lock()
 	assert.NotZero(t, probes, "the outage is confirmed by a probe")
+	mu.Unlock()
 	var ue *UnreachableError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, OutageAfter, ue.InARow)
