@@ -239,7 +239,11 @@ func (s *Server) Ranges(route string) []string {
 func (f *File) SetETag(tag string) {
 	f.s.mu.Lock()
 	defer f.s.mu.Unlock()
-	f.s.objects[f.fileObject].etag = tag
+	// A new object, not a change to the old one: a request being served
+	// holds the old one without the lock.
+	o := *f.s.objects[f.fileObject]
+	o.etag = tag
+	f.s.objects[f.fileObject] = &o
 }
 
 // Leaks counts store requests that carried the account token anywhere.

@@ -285,8 +285,11 @@ func soakRound(t *testing.T, seed uint64, big bool, st *soakStats) {
 	permanentIDs := map[int64]bool{}
 	p := retry.Default()
 	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-	// StreamAbove: the 9 MiB file comes as two ranges at once (issue 20).
-	o := Options{Dir: dir, Client: s.Client(hc).WithToken(u.Token()), Policy: p, Concurrency: 1, StreamAbove: 8 << 20,
+	// Streams: 1: the soak's fake clock fires the oldest idle timer for a
+	// stalled body, and a parallel range held back by in-order decryption
+	// can own an older one; several streams under faults are covered by
+	// the range tests in package download and the kill tests instead.
+	o := Options{Dir: dir, Client: s.Client(hc).WithToken(u.Token()), Policy: p, Concurrency: 1, Streams: 1,
 		Keys: catalog.Keys{UserID: u.ID, MasterKey: u.MasterKey, PublicKey: u.PublicKey, SecretKey: u.SecretKey}}
 	okIDs := map[int64]bool{}
 	for _, sf := range files {
