@@ -88,16 +88,35 @@ func (p *tcpProxy) stop() {
 	p.conns = map[net.Conn]bool{}
 }
 
-// The server goes away in the middle of a run: quak stops with exit 75
-// and one message naming the cause, records no file it did not try as
-// failed, and the next run, with the server back, completes the backup.
-func TestServerGoneExits75AndNextRunCompletes(t *testing.T) {
+// loggedInBehindProxy starts a fake server and a TCP proxy in front of it
+// (stopping the proxy is the server going away) and logs in through it.
+func loggedInBehindProxy(t *testing.T) (*enteapitest.Server, *enteapitest.User, *tcpProxy, *env) {
+	t.Helper()
 	s, u := fakeServer(t, enteapitest.UserOptions{})
 	proxy := newTCPProxy(t, strings.TrimPrefix(s.URL(), "http://"))
 	e := newEnv(t)
 	if code, _, errOut := e.run("login", "--email", u.Email, "--endpoint", proxy.url(), "--password-file", passwordFile(t, u.Password, 0o600)); code != exitOK {
 		t.Fatal(errOut)
 	}
+	return s, u, proxy, e
+}
+
+// requireRecordedTempFail checks that the run just ended left exit 75 in
+// last-run.json and that status is not healthy after it.
+func requireRecordedTempFail(t *testing.T, e *env, dir string) {
+	t.Helper()
+	last, err := readRecord(filepath.Join(dir, ".quak", "last-run.json"))
+	require.NoError(t, err)
+	assert.Equal(t, exitTempFail, last.ExitCode)
+	scode, lines := statusOf(t, e, dir)
+	assert.NotEqual(t, exitOK, scode, "status after a run the server left half-way: %s", lines)
+}
+
+// The server goes away in the middle of a run: quak stops with exit 75
+// and one message naming the cause, records no file it did not try as
+// failed, and the next run, with the server back, completes the backup.
+func TestServerGoneExits75AndNextRunCompletes(t *testing.T) {
+	s, u, proxy, e := loggedInBehindProxy(t)
 	dir := t.TempDir()
 	a := u.AddAlbum("Trip")
 	var files []*enteapitest.File

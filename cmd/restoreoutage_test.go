@@ -18,12 +18,7 @@ import (
 // A nightly run finds the server gone while one saved file was deleted by
 // hand: the outage is the same as any other, exit 75, not a fatal exit 1.
 func TestAnOutageWhileRestoringALocallyDeletedFileExits75(t *testing.T) {
-	s, u := fakeServer(t, enteapitest.UserOptions{})
-	proxy := newTCPProxy(t, strings.TrimPrefix(s.URL(), "http://"))
-	e := newEnv(t)
-	if code, _, errOut := e.run("login", "--email", u.Email, "--endpoint", proxy.url(), "--password-file", passwordFile(t, u.Password, 0o600)); code != exitOK {
-		t.Fatal(errOut)
-	}
+	_, u, proxy, e := loggedInBehindProxy(t)
 	dir := t.TempDir()
 	a := u.AddAlbum("Trip")
 	a.AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 200, Seed: 1})
@@ -35,23 +30,14 @@ func TestAnOutageWhileRestoringALocallyDeletedFileExits75(t *testing.T) {
 	code, out, errOut := e.run("backup", "-q", dir)
 	assert.Equal(t, exitTempFail, code, "stdout %q stderr %q", out, errOut)
 	assert.Contains(t, errOut, "cannot be reached")
-	last, err := readRecord(filepath.Join(dir, ".quak", "last-run.json"))
-	require.NoError(t, err)
-	assert.Equal(t, exitTempFail, last.ExitCode)
-	scode, lines := statusOf(t, e, dir)
-	assert.NotEqual(t, exitOK, scode, "status after a run the server left half-way: %s", lines)
+	requireRecordedTempFail(t, e, dir)
 }
 
 // The server goes away while --prune confirms deletions an earlier run
 // saw: the run stops with exit 75 like any other outage, instead of
 // retrying every mark in turn and ending "ok".
 func TestAnOutageDuringPruneConfirmationsExits75(t *testing.T) {
-	s, u := fakeServer(t, enteapitest.UserOptions{})
-	proxy := newTCPProxy(t, strings.TrimPrefix(s.URL(), "http://"))
-	e := newEnv(t)
-	if code, _, errOut := e.run("login", "--email", u.Email, "--endpoint", proxy.url(), "--password-file", passwordFile(t, u.Password, 0o600)); code != exitOK {
-		t.Fatal(errOut)
-	}
+	s, u, proxy, e := loggedInBehindProxy(t)
 	dir := t.TempDir()
 	a := u.AddAlbum("Trip")
 	var files []*enteapitest.File
@@ -76,23 +62,14 @@ func TestAnOutageDuringPruneConfirmationsExits75(t *testing.T) {
 	code, out, errOut := e.run("backup", "--prune", dir)
 	t.Logf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
 	assert.Equal(t, exitTempFail, code)
-	last, err := readRecord(filepath.Join(dir, ".quak", "last-run.json"))
-	require.NoError(t, err)
-	assert.Equal(t, exitTempFail, last.ExitCode)
-	scode, lines := statusOf(t, e, dir)
-	assert.NotEqual(t, exitOK, scode, "status after a run the server left half-way: %s", lines)
+	requireRecordedTempFail(t, e, dir)
 }
 
 // The server goes away just after the album listing, while quak plans the
 // run's disk space: the run stops after a few albums, not after every
 // album's four attempts in turn.
 func TestAnOutageWhilePlanningStopsAfterAFewAlbums(t *testing.T) {
-	s, u := fakeServer(t, enteapitest.UserOptions{})
-	proxy := newTCPProxy(t, strings.TrimPrefix(s.URL(), "http://"))
-	e := newEnv(t)
-	if code, _, errOut := e.run("login", "--email", u.Email, "--endpoint", proxy.url(), "--password-file", passwordFile(t, u.Password, 0o600)); code != exitOK {
-		t.Fatal(errOut)
-	}
+	s, u, proxy, e := loggedInBehindProxy(t)
 	dir := t.TempDir()
 	const albums = 20
 	for i := range albums {
