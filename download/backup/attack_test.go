@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -348,8 +347,7 @@ func TestACaseOnlyRenameKeepsTheFile(t *testing.T) {
 func TestLongNamesInTheTrashFitAndStayUnique(t *testing.T) {
 	t.Run("links", testLongNamesInTheTrash)
 	t.Run("no links", func(t *testing.T) {
-		hardLink = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
-		t.Cleanup(func() { hardLink = os.Link })
+		refuseLinks(t)
 		testLongNamesInTheTrash(t)
 	})
 }

@@ -555,11 +555,18 @@ func TestKeepsGoingWhenHardLinksAreImpossible(t *testing.T) {
 	assert.True(t, errors.Is(copyFile(src, dst), os.ErrExist) || errors.Is(copyFile(src, dst), syscall.EEXIST))
 }
 
+// refuseLinks makes hard links fail as on a file system without them, for
+// the rest of the test.
+func refuseLinks(t *testing.T) {
+	t.Helper()
+	hardLink = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+	t.Cleanup(func() { hardLink = os.Link })
+}
+
 // On a file system that cannot hard-link, the second album gets a copy,
 // recorded as one, and the run succeeds.
 func TestCopiesWhenTheFileSystemCannotLink(t *testing.T) {
-	hardLink = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
-	t.Cleanup(func() { hardLink = os.Link })
+	refuseLinks(t)
 	e := newEnv(t)
 	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
 	f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 1000, Seed: 4})

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -230,8 +229,7 @@ func TestADeletedAlbumMovesOnlyWhatQuakSaved(t *testing.T) {
 func TestTheTrashNeverOverwrites(t *testing.T) {
 	t.Run("links", testTheTrashNeverOverwrites)
 	t.Run("no links", func(t *testing.T) {
-		hardLink = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
-		t.Cleanup(func() { hardLink = os.Link })
+		refuseLinks(t)
 		testTheTrashNeverOverwrites(t)
 	})
 }
