@@ -152,6 +152,7 @@ func TestAdaptiveDefaults(t *testing.T) {
 	assert.Equal(t, Start, l.Limit())
 	assert.True(t, l.Adaptive())
 	assert.Equal(t, 2, Adaptive(2, nil).Limit(), "never starts above its cap")
+	assert.Equal(t, 1, Adaptive(1, nil).Max(), "a cap of one is kept")
 }
 
 // Latency at exactly Tolerance times the lowest seen is still flat; above
