@@ -19,6 +19,18 @@ type Deadlines struct {
 	BodyIdle time.Duration // default 60 s without a single byte
 	// NewTimer makes the timers (tests make ones they fire by hand).
 	NewTimer func(time.Duration) Timer
+	// TimerFor, when set, makes them instead, told which request each is
+	// for: a test's clock can then expire one stalled request's deadline
+	// while others are in flight.
+	TimerFor func(req *http.Request, d time.Duration) Timer
+}
+
+// timers returns the timer maker for req.
+func (d Deadlines) timers(req *http.Request) func(time.Duration) Timer {
+	if d.TimerFor != nil {
+		return func(x time.Duration) Timer { return d.TimerFor(req, x) }
+	}
+	return d.NewTimer
 }
 
 // DefaultDeadlines are 20 s for headers and 60 s of body silence.
@@ -68,7 +80,8 @@ func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		resp, err := t.base.RoundTrip(req) //nolint:bodyclose // handed to the caller, or closed by abandon
 		done <- roundTrip{resp, err}
 	}()
-	timer := t.d.NewTimer(t.d.Headers)
+	newTimer := t.d.timers(req)
+	timer := newTimer(t.d.Headers)
 	select {
 	case r := <-done:
 		timer.Stop()
@@ -76,7 +89,7 @@ func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error)
 			cancel()
 			return nil, r.err
 		}
-		r.resp.Body = &idleBody{rc: r.resp.Body, cancel: cancel, d: t.d}
+		r.resp.Body = &idleBody{rc: r.resp.Body, cancel: cancel, idle: t.d.BodyIdle, newTimer: newTimer}
 		return r.resp, nil
 	case <-timer.C():
 		cancel()
@@ -101,12 +114,13 @@ func abandon(done <-chan roundTrip) {
 // helper goroutine into a private buffer, so a read that never returns is
 // left behind without touching the caller's memory.
 type idleBody struct {
-	rc     io.ReadCloser
-	cancel context.CancelFunc
-	d      Deadlines
-	buf    []byte
-	err    error
-	once   sync.Once
+	rc       io.ReadCloser
+	cancel   context.CancelFunc
+	idle     time.Duration
+	newTimer func(time.Duration) Timer
+	buf      []byte
+	err      error
+	once     sync.Once
 }
 
 type readResult struct {
@@ -135,7 +149,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 		n, err := b.rc.Read(buf)
 		ch <- readResult{n, err}
 	}()
-	timer := b.d.NewTimer(b.d.BodyIdle)
+	timer := b.newTimer(b.idle)
 	select {
 	case r := <-ch:
 		timer.Stop()
@@ -145,7 +159,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 		}
 		return n, r.err
 	case <-timer.C():
-		b.err = &errs.TimeoutError{Phase: "response body", After: b.d.BodyIdle}
+		b.err = &errs.TimeoutError{Phase: "response body", After: b.idle}
 		b.shutdown()
 		return 0, b.err
 	}

@@ -143,10 +143,27 @@ func (s *Server) nextFault(route string) (Fault, bool) {
 	return q[0], true
 }
 
-func (s *Server) stall(r *http.Request) {
+// SetStallHook calls hook (nil: none) each time a fault starts stalling a
+// request, with the request's RequestKey and whether it stalls the body
+// (after headers were sent) or the headers: a soak's fake clock then fires the deadline that stall
+// meets, and a fault that never stalls (a body shorter than its stall
+// point) fires nothing.
+func (s *Server) SetStallHook(hook func(key string, body bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onStall = hook
+}
+
+func (s *Server) stall(r *http.Request, body bool) {
 	// Read the request body first: net/http notices a client that hangs up
 	// (and ends r.Context()) only once the body is consumed.
 	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<20))
+	s.mu.Lock()
+	hook := s.onStall
+	s.mu.Unlock()
+	if hook != nil {
+		hook(RequestKey(r), body)
+	}
 	select {
 	case s.Stalled <- r.Method + " " + r.URL.Path:
 	default:
@@ -166,7 +183,7 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault, h h
 		w.WriteHeader(f.status)
 		_, _ = w.Write([]byte(f.body))
 	case faultStallHeaders:
-		s.stall(r)
+		s.stall(r, false)
 	case faultHold:
 		select {
 		case <-f.release:
@@ -267,7 +284,7 @@ func (fw *faultWriter) finish() {
 	switch fw.f.kind {
 	case faultStallBody:
 		_ = http.NewResponseController(fw.ResponseWriter).Flush()
-		fw.s.stall(fw.r)
+		fw.s.stall(fw.r, true)
 	case faultReset:
 		_ = http.NewResponseController(fw.ResponseWriter).Flush()
 		resetConnection(fw.ResponseWriter)

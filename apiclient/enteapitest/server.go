@@ -99,6 +99,7 @@ type Server struct {
 	faults      map[string][]Fault
 	counts      map[string]int
 	chaos       func(route string) (Fault, bool)
+	onStall     func(key string, body bool)
 	tamperDiff  func(collectionID int64, page []apiclient.File) []apiclient.File
 	ranges      map[string][]string
 	wan         WAN

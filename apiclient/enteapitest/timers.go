@@ -1,6 +1,7 @@
 package enteapitest
 
 import (
+	"net/http"
 	"sync"
 	"time"
 
@@ -27,6 +28,18 @@ type fakeTimer struct {
 	seq int // arming order
 	d   time.Duration
 	c   chan time.Time
+	key string // RequestKey of its request, when made by For
+}
+
+// RequestKey names a request as both sides see it: its method, path and
+// Range ("GET /store/1/file-2 bytes=0-99"), so parallel ranges of one
+// object are told apart.
+func RequestKey(r *http.Request) string {
+	k := r.Method + " " + r.URL.Path
+	if rg := r.Header.Get("Range"); rg != "" {
+		k += " " + rg
+	}
+	return k
 }
 
 func (f *fakeTimer) C() <-chan time.Time { return f.c }
@@ -50,11 +63,19 @@ func (f *fakeTimer) Stop() bool {
 }
 
 // New arms a timer of duration d; use it as Deadlines.NewTimer.
-func (t *Timers) New(d time.Duration) apiclient.Timer {
+func (t *Timers) New(d time.Duration) apiclient.Timer { return t.arm(d, "") }
+
+// For arms a timer of duration d for req, which FireFor can expire alone;
+// use it as Deadlines.TimerFor.
+func (t *Timers) For(req *http.Request, d time.Duration) apiclient.Timer {
+	return t.arm(d, RequestKey(req))
+}
+
+func (t *Timers) arm(d time.Duration, key string) apiclient.Timer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.seq++
-	f := &fakeTimer{t: t, seq: t.seq, d: d, c: make(chan time.Time, 1)}
+	f := &fakeTimer{t: t, seq: t.seq, d: d, c: make(chan time.Time, 1), key: key}
 	if t.pending[d] > 0 {
 		t.pending[d]--
 		f.c <- time.Time{}
@@ -79,6 +100,35 @@ func (t *Timers) FireArmed(d, bound time.Duration) bool {
 		fired := false
 		for f := range t.armed {
 			if f.d == d {
+				delete(t.armed, f)
+				f.c <- time.Time{}
+				fired = true
+			}
+		}
+		t.mu.Unlock()
+		if fired {
+			return true
+		}
+		select {
+		case <-t.arming:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
+// FireFor expires the armed timers of duration d made by For for the
+// request named key (RequestKey), waiting at most bound for one to be
+// armed: only the stalled request's deadline passes, whatever else is in
+// flight.
+func (t *Timers) FireFor(key string, d, bound time.Duration) bool {
+	deadline := time.NewTimer(bound)
+	defer deadline.Stop()
+	for {
+		t.mu.Lock()
+		fired := false
+		for f := range t.armed {
+			if f.d == d && f.key == key {
 				delete(t.armed, f)
 				f.c <- time.Time{}
 				fired = true

@@ -60,7 +60,6 @@ type chaos struct {
 	rng       *rand.Rand
 	rate      float64
 	streak    map[string]int
-	stalls    map[string][]time.Duration
 	sizes     map[string]int64 // store route → object size, for cuts
 	injected  map[string]int
 	lastThumb string
@@ -117,11 +116,11 @@ func (c *chaos) choose(route string) (enteapitest.Fault, bool) {
 		f = enteapitest.RateLimited() // museum sends no Retry-After
 	case "slow headers":
 		f = enteapitest.StallHeaders()
-		c.stalls[route] = append(c.stalls[route], soakHeaders)
 	case "stall mid-body":
 		// Before the last byte: a stall after all of it is no stall to the client.
+		// A resumed request's shorter body may end before it: then
+		// nothing stalls, and the server's stall hook says nothing.
 		f = enteapitest.StallAfter(c.rng.Int64N(max(size, 1)))
-		c.stalls[route] = append(c.stalls[route], soakIdle)
 	case "reset":
 		f = enteapitest.ResetAfter(c.rng.Int64N(size + 1))
 	case "cut at a chunk boundary":
@@ -138,32 +137,29 @@ func (c *chaos) choose(route string) (enteapitest.Fault, bool) {
 	return f, true
 }
 
-// resolveStalls fires the client's fake deadline for every stall, as the
-// real clock would. Runs use concurrency 1, so only the stalled request is
-// waiting on a timer of that length.
-func (c *chaos) resolveStalls(s *enteapitest.Server, timers *enteapitest.Timers, done <-chan struct{}) {
+// soakStall is a stall the server started: its request (RequestKey), and
+// whether it stalls the body (the idle deadline meets it) or the headers.
+type soakStall struct {
+	key  string
+	body bool
+}
+
+// resolveStalls fires the stalled request's own fake deadline, as the real
+// clock would: the server's stall hook names the request and the deadline
+// it meets, and the client's timers are made per request (TimerFor), so a
+// listing asked for ahead or another range of the file is never cut by it. A
+// fault that never stalled (a resumed body shorter than its stall point)
+// sends nothing. A request whose client already gave up arms no timer:
+// then nothing fires.
+func resolveStalls(stalls <-chan soakStall, timers *enteapitest.Timers, done <-chan struct{}) {
 	for {
 		select {
-		case route := <-s.Stalled:
-			c.mu.Lock()
-			q := c.stalls[route]
+		case st := <-stalls:
 			d := soakHeaders
-			if len(q) > 0 {
-				d, c.stalls[route] = q[0], q[1:]
+			if st.body {
+				d = soakIdle
 			}
-			c.mu.Unlock()
-			// A stalled request whose client already gave up arms no timer:
-			// then nothing fires, and no later request is hurt.
-			// Several ranges of one file may be in flight. Each read of a
-			// body arms its own idle timer, so the stalled body's is the
-			// oldest: only its deadline passes. Headers deadlines pass
-			// for every request waiting for headers (a listing asked
-			// for ahead may be one), as before.
-			if d == soakIdle {
-				timers.FireOldest(d, 5*time.Second)
-			} else {
-				timers.FireArmed(d, 5*time.Second)
-			}
+			timers.FireFor(st.key, d, 5*time.Second)
 		case <-done:
 			return
 		}
@@ -189,9 +185,9 @@ func soakLibrary(u *enteapitest.User, big bool) (ok []soakFile, permanent int) {
 	add(a, enteapitest.FileSpec{Title: "empty.bin", Size: 0}, "Soak A/empty.bin")
 	add(a, enteapitest.FileSpec{Title: "one.jpg", Size: 1000, Seed: 1}, "Soak A/one.jpg")
 	add(a, enteapitest.FileSpec{Title: "chunk-and-a-byte.mp4", Size: 4<<20 + 1, Seed: 2}, "Soak A/chunk-and-a-byte.mp4")
+	add(a, enteapitest.FileSpec{Title: "multi.mp4", Size: 9<<20 + 77, Seed: 4}, "Soak A/multi.mp4") // two ranges
 	if big {
 		add(a, enteapitest.FileSpec{Title: "exactly-4MiB.mp4", Size: 4 << 20, Seed: 3}, "Soak A/exactly-4MiB.mp4")
-		add(a, enteapitest.FileSpec{Title: "multi.mp4", Size: 9<<20 + 77, Seed: 4}, "Soak A/multi.mp4")
 	}
 	both := add(a, enteapitest.FileSpec{Title: "both.jpg", Size: 3000, Seed: 5}, "Soak A/both.jpg", "Soak B/both.jpg")
 	b.Add(both)
@@ -267,9 +263,9 @@ func soakRound(t *testing.T, seed uint64, big bool, st *soakStats) {
 	dir := t.TempDir()
 	timers := enteapitest.NewTimers()
 	hc := &http.Client{Transport: apiclient.NewDeadlineTransport(http.DefaultTransport.(*http.Transport).Clone(),
-		apiclient.Deadlines{Headers: soakHeaders, BodyIdle: soakIdle, NewTimer: timers.New})}
+		apiclient.Deadlines{Headers: soakHeaders, BodyIdle: soakIdle, TimerFor: timers.For})}
 	c := &chaos{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), rate: 0.35, streak: map[string]int{},
-		stalls: map[string][]time.Duration{}, sizes: map[string]int64{}, injected: map[string]int{}}
+		sizes: map[string]int64{}, injected: map[string]int{}}
 	for _, sf := range files {
 		c.sizes[fmt.Sprintf("GET /store/%d/file-%d", u.ID, sf.f.ID)] = secretstream.CiphertextSize(int64(len(sf.f.Plaintext())))
 		if enc, ok := sf.f.Thumbnail(); ok {
@@ -278,18 +274,19 @@ func soakRound(t *testing.T, seed uint64, big bool, st *soakStats) {
 	}
 	done := make(chan struct{})
 	defer close(done)
-	go c.resolveStalls(s, timers, done)
+	stalls := make(chan soakStall, 64)
+	s.SetStallHook(func(key string, body bool) { stalls <- soakStall{key, body} })
+	defer s.SetStallHook(nil)
+	go resolveStalls(stalls, timers, done)
 	s.SetChaos(c.choose)
 	defer s.SetChaos(nil)
 
 	permanentIDs := map[int64]bool{}
 	p := retry.Default()
 	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-	// Streams: 1: the soak's fake clock fires the oldest idle timer for a
-	// stalled body, and a parallel range held back by in-order decryption
-	// can own an older one; several streams under faults are covered by
-	// the range tests in package download and the kill tests instead.
-	o := Options{Dir: dir, Client: s.Client(hc).WithToken(u.Token()), Policy: p, Concurrency: 1, Streams: 1,
+	// Files of more than 1 MiB come as ranges of two chunks, four in
+	// flight: the faults meet parallel ranges too.
+	o := Options{Dir: dir, Client: s.Client(hc).WithToken(u.Token()), Policy: p, Concurrency: 1, Streams: 4, StreamAbove: 1 << 20,
 		Keys: catalog.Keys{UserID: u.ID, MasterKey: u.MasterKey, PublicKey: u.PublicKey, SecretKey: u.SecretKey}}
 	okIDs := map[int64]bool{}
 	for _, sf := range files {
