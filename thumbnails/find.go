@@ -249,20 +249,23 @@ var errCut = errors.New("the thumbnail arrived cut or padded")
 // store are "lost"; only bytes of the recorded size that fail to
 // authenticate twice (or decrypt to no image) are "corrupt"; anything that
 // might be the network is "unknown", so a flaky link never leads quak to
-// replace a good thumbnail.
+// replace a good thumbnail. A body cut or padded on the way proves nothing
+// either way: it is looked at again, up to the retry policy's attempts.
 func (r *run) check(ctx context.Context, c *candidate) (Class, []byte, error) {
 	if c.item.Placeholder {
 		return Placeholder, nil, nil
 	}
 	var last error
-	gone, bad := 0, 0
-	for try := 1; try <= 2; try++ {
-		if try == 2 && gone == 1 {
-			// The second look waits: a store or proxy that answered 404
-			// for a moment has time to recover.
+	gone, bad, cuts := 0, 0, 0
+	wait := false
+	for gone+bad < 2 && cuts < max(r.o.Policy.MaxAttempts, 2) {
+		if wait {
+			// The look after a 404 waits: a store or proxy that answered
+			// 404 for a moment has time to recover.
 			if err := r.sleep(ctx, r.o.RecheckWait); err != nil {
 				return Unknown, nil, err
 			}
+			wait = false
 		}
 		data, err := r.fetchThumbnail(ctx, c.item.FileID)
 		var ae *errs.ApiError
@@ -273,6 +276,7 @@ func (r *run) check(ctx context.Context, c *candidate) (Class, []byte, error) {
 			// One 404 may be the store's or a proxy's passing mistake: only a
 			// second, through a fresh redirect, confirms the loss.
 			gone++
+			wait = true
 			last = err
 			continue
 		case errors.As(err, &ae) && ae.Status == 404:
@@ -299,6 +303,7 @@ func (r *run) check(ctx context.Context, c *candidate) (Class, []byte, error) {
 			return Unknown, nil, serr
 		}
 		if int64(len(data)) != size {
+			cuts++
 			last = fmt.Errorf("%w: %d bytes of the %d on record", errCut, len(data), size)
 			continue
 		}

@@ -106,18 +106,35 @@ func TestSingle404RepairsNothing(t *testing.T) {
 	assert.True(t, sum.Healthy())
 }
 
-// A thumbnail cut on the way twice in a row is network trouble: unknown,
+// A thumbnail cut on the way at every look is network trouble: unknown,
 // never corrupt, never replaced.
-func TestCutTwiceIsNetworkTrouble(t *testing.T) {
+func TestCutEveryTimeIsNetworkTrouble(t *testing.T) {
 	fx := newFix(t)
 	f := fx.album.AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: jpegOf(t, photo(200, 100, 1))})
-	fx.s.Inject(fx.thumbStore(f), enteapitest.CutAfter(100), enteapitest.CutAfter(100))
-	sum := fx.run(t, fx.options(t))
+	o := fx.options(t)
+	for range o.Policy.MaxAttempts {
+		fx.s.Inject(fx.thumbStore(f), enteapitest.CutAfter(100))
+	}
+	sum := fx.run(t, o)
 	e := fx.event(t, f.ID)
 	assert.Equal(t, Unknown, e.Class)
 	assert.ErrorIs(t, e.Err, errCut)
+	assert.Equal(t, o.Policy.MaxAttempts, fx.s.Requests(fx.thumbStore(f)), "one look per attempt, no more")
 	assert.Zero(t, fx.s.Requests("PUT /files/thumbnail"))
 	assert.Equal(t, []int64{f.ID}, sum.Problems)
+}
+
+// Cuts do not count as looks: a thumbnail cut twice and then whole is
+// healthy, and left alone.
+func TestCutTwiceThenWholeIsOK(t *testing.T) {
+	fx := newFix(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "x.jpg", Data: jpegOf(t, photo(200, 100, 1))})
+	fx.s.Inject(fx.thumbStore(f), enteapitest.CutAfter(100), enteapitest.CutAfter(7))
+	sum := fx.run(t, fx.options(t))
+	assert.Equal(t, OK, fx.event(t, f.ID).Class)
+	assert.Equal(t, 3, fx.s.Requests(fx.thumbStore(f)))
+	assert.Zero(t, fx.s.Requests("PUT /files/thumbnail"))
+	assert.True(t, sum.Healthy())
 }
 
 // A decryption header that is not a header is a bad record, not damaged
