@@ -389,3 +389,103 @@ func TestNewRejectsBadEndpoints(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+// scriptedBody fills each read with fill, telling filled and then waiting
+// for proceed (nil: at once) before it returns.
+type scriptedBody struct {
+	fill            byte
+	filled, proceed chan struct{}
+}
+
+func (b *scriptedBody) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = b.fill
+	}
+	if b.filled != nil {
+		close(b.filled)
+		b.filled = nil
+	}
+	if b.proceed != nil {
+		<-b.proceed
+	}
+	return len(p), nil
+}
+
+func (b *scriptedBody) Close() error { return nil }
+
+// A read left behind by the idle deadline still writes into its buffer
+// when it finally returns: that buffer is never handed to another body,
+// whose bytes stay its own.
+func TestAStuckReadNeverWritesIntoAnotherBodysBuffer(t *testing.T) {
+	release, entered, wrote := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	stuck := &stuckBody{entered: entered, release: release, wrote: wrote}
+	proceed := make(chan struct{})
+	good := &scriptedBody{fill: 'G', filled: make(chan struct{}), proceed: proceed}
+	filled := good.filled
+	bodies := []io.ReadCloser{stuck, good}
+	timers := enteapitest.NewTimers()
+	rt := apiclient.NewDeadlineTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		b := bodies[0]
+		bodies = bodies[1:]
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: b}, nil
+	}), apiclient.Deadlines{Headers: time.Second, BodyIdle: 2 * time.Second, NewTimer: timers.New})
+	get := func() *http.Response {
+		req, err := http.NewRequest("GET", "http://example.invalid/x", nil)
+		require.NoError(t, err)
+		resp, err := rt.RoundTrip(req)
+		require.NoError(t, err)
+		return resp
+	}
+	first := get()
+	timers.Fire(2 * time.Second)
+	_, err := first.Body.Read(make([]byte, 64<<10))
+	var te *errs.TimeoutError
+	require.ErrorAs(t, err, &te)
+	waitFor(t, entered)
+	first.Body.Close()
+
+	second := get()
+	defer second.Body.Close()
+	got := make([]byte, 64<<10)
+	read := make(chan int, 1)
+	go func() {
+		n, _ := second.Body.Read(got)
+		read <- n
+	}()
+	waitFor(t, filled)
+	close(release) // the stuck read writes into its buffer now
+	waitFor(t, wrote)
+	close(proceed)
+	var n int
+	select {
+	case n = <-read:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second read never returned")
+	}
+	require.Equal(t, len(got), n)
+	assert.Equal(t, bytes.Repeat([]byte{'G'}, n), got[:n], "another body's stuck read wrote into this one's bytes")
+}
+
+// stuckBody's read waits for release, then writes X over its buffer.
+type stuckBody struct{ entered, release, wrote chan struct{} }
+
+func (b *stuckBody) Read(p []byte) (int, error) {
+	close(b.entered)
+	<-b.release
+	for i := range p {
+		p[i] = 'X'
+	}
+	close(b.wrote)
+	return len(p), nil
+}
+
+func (b *stuckBody) Close() error { return nil }
+
+func waitFor(t *testing.T, c <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out")
+	}
+}

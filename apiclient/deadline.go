@@ -118,17 +118,29 @@ type idleBody struct {
 	cancel   context.CancelFunc
 	idle     time.Duration
 	newTimer func(time.Duration) Timer
-	buf      []byte
 	err      error
 	once     sync.Once
+
+	mu      sync.Mutex
+	buf     *[]byte // from idleBuffers, while no timed-out read holds it
+	reading bool    // a read into buf is under way (or was left behind)
+	closed  bool
 }
+
+// idleBuffers are the bodies' private read buffers, shared across
+// requests: a run of many ranged requests would otherwise allocate one per
+// answer and leave the garbage collector megabytes behind.
+var idleBuffers = sync.Pool{New: func() any {
+	b := make([]byte, maxIdleRead)
+	return &b
+}}
 
 type readResult struct {
 	n   int
 	err error
 }
 
-const maxIdleRead = 1 << 20
+const maxIdleRead = 256 << 10
 
 func (b *idleBody) Read(p []byte) (int, error) {
 	if b.err != nil {
@@ -137,13 +149,16 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	// A read left behind by a timeout keeps this buffer; the error is sticky,
-	// so it is never used again.
-	n := min(len(p), maxIdleRead)
-	if len(b.buf) < n {
-		b.buf = make([]byte, n)
+	// A read left behind by a timeout keeps this buffer: the error is
+	// sticky, so it is never used again, and reading stays set, so it is
+	// never given back.
+	b.mu.Lock()
+	if b.buf == nil {
+		b.buf = idleBuffers.Get().(*[]byte)
 	}
-	buf := b.buf[:n]
+	buf := (*b.buf)[:min(len(p), maxIdleRead)]
+	b.reading = true
+	b.mu.Unlock()
 	ch := make(chan readResult, 1)
 	go func() {
 		n, err := b.rc.Read(buf)
@@ -157,11 +172,25 @@ func (b *idleBody) Read(p []byte) (int, error) {
 		if r.err != nil {
 			b.err = r.err
 		}
+		b.mu.Lock()
+		b.reading = false
+		if b.closed {
+			b.release()
+		}
+		b.mu.Unlock()
 		return n, r.err
 	case <-timer.C():
 		b.err = &errs.TimeoutError{Phase: "response body", After: b.idle}
 		b.shutdown()
 		return 0, b.err
+	}
+}
+
+// release gives the read buffer back; b.mu is held and no read is under way.
+func (b *idleBody) release() {
+	if b.buf != nil {
+		idleBuffers.Put(b.buf)
+		b.buf = nil
 	}
 }
 
@@ -171,6 +200,12 @@ func (b *idleBody) Close() error {
 		b.cancel()
 		err = b.rc.Close()
 	})
+	b.mu.Lock()
+	b.closed = true
+	if !b.reading {
+		b.release()
+	}
+	b.mu.Unlock()
 	return err
 }
 

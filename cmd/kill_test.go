@@ -25,10 +25,10 @@ func TestKilledDuringADownload(t *testing.T) {
 	e, s, u, dir := loggedIn(t)
 	a := u.AddAlbum("Videos")
 	f := a.AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 7})
-	// Stall deep into the body, inside its first range of 8 MiB (the file
-	// comes as several): loopback socket buffers hold far less than 6 MiB,
+	// Stall deep into the body, inside its first range of 4 MiB (the file
+	// comes as several): loopback socket buffers hold far less than 3 MiB,
 	// so by then quak has its temp file.
-	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(6<<20))
+	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(3<<20))
 
 	signalWhenStalled(t, bin, e, s, syscall.SIGKILL, "backup", dir) // in the middle of the file
 
@@ -59,7 +59,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	bin := buildQuak(t)
 	e, s, u, dir := loggedIn(t)
 	f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 8})
-	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(6<<20))
+	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(3<<20))
 	if code, stderr := signalWhenStalled(t, bin, e, s, syscall.SIGTERM, "backup", dir); code != exitTerminated {
 		t.Fatalf("exit code %d, want %d; stderr %q", code, exitTerminated, stderr)
 	}

@@ -93,12 +93,17 @@ type Fetcher struct {
 	// encrypted chunks' edges and decrypted in order; 0 or 1, one stream.
 	Streams     int
 	StreamAbove int64
+	// MultiFiles is how many files may come as several ranges at once (0:
+	// MultiStreamFiles); each holds Streams+1 segments in memory.
+	MultiFiles int
 	// Rate, if set, caps the bytes a second of every download together.
 	Rate *rate.Limiter
 
 	noRange   atomic.Bool // the store answered a Range with the whole object
 	multiOnce sync.Once
 	multi     chan struct{}
+	bufOnce   sync.Once
+	bufs      chan []byte // segment buffers files gave back
 }
 
 // OverloadAttempts is how many 429 or 503 answers a file absorbs beyond

@@ -23,8 +23,8 @@ const WireChunk = secretstream.ChunkSize + secretstream.Overhead
 const (
 	DefaultStreams     = 4
 	DefaultStreamAbove = 32 << 20
-	SegmentChunks      = 2
-	MultiStreamFiles   = 1
+	SegmentChunks      = 1
+	MultiStreamFiles   = 2
 )
 
 // errRange marks a ranged answer that does not continue the object: the
@@ -70,7 +70,7 @@ func (f *Fetcher) newSegmented(ctx context.Context, id int64, obj *apiclient.Obj
 		count: int((total - from + seg - 1) / seg), ready: map[int][]byte{}, failed: map[int]error{}, wake: make(chan struct{}), next: 1}
 	s.free = make(chan []byte, streams+1)
 	for range streams + 1 {
-		s.free <- nil // allocated on first use
+		s.free <- f.takeBuffer() // nil: allocated on first use
 	}
 	buf := <-s.free
 	s.wg.Add(1)
@@ -267,6 +267,19 @@ func (s *segmented) Read(p []byte) (int, error) {
 func (s *segmented) Close() error {
 	s.cancel()
 	s.wg.Wait()
+	s.mu.Lock()
+	for k, b := range s.ready {
+		s.f.giveBuffer(b)
+		delete(s.ready, k)
+	}
+	s.mu.Unlock()
+	if s.held != nil {
+		s.f.giveBuffer(s.held)
+		s.held, s.buf = nil, nil
+	}
+	for len(s.free) > 0 {
+		s.f.giveBuffer(<-s.free)
+	}
 	if s.done != nil {
 		s.done()
 		s.done = nil
@@ -286,8 +299,20 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64) (*apiclient.Ob
 		}
 		return f.limited(ctx)(f.Client.DownloadFile(ctx, t.FileID))
 	}
-	if f.Streams < 2 || t.Size < 0 || t.Size-from <= f.streamAbove() || f.noRange.Load() || !f.ticket() {
+	if f.Streams < 2 || t.Size < 0 || t.Size-from <= f.streamAbove() || f.noRange.Load() {
 		return single()
+	}
+	if !f.ticket() {
+		// Every multi-stream place is taken: one stream for now, taken over
+		// by several ranges from a chunk's edge once a place frees up, so a
+		// large file started late is not the run's long pole.
+		obj, err := single()
+		if err == nil && (from == 0 && obj.Status == 200 && obj.Length == t.Size ||
+			from > 0 && rangeIs(obj, from, t.Size-1, t.Size)) {
+			obj.Body = &upgrading{f: f, ctx: ctx, id: t.FileID, body: obj.Body, url: obj.URL, etag: obj.ETag,
+				pos: from, next: from, total: t.Size}
+		}
+		return obj, err
 	}
 	seg := int64(SegmentChunks) * WireChunk
 	end := min(from+seg, t.Size) - 1
@@ -316,6 +341,13 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64) (*apiclient.Ob
 		ContentRange: fmt.Sprintf("bytes %d-%d/%d", from, t.Size-1, t.Size)}, nil
 }
 
+func (f *Fetcher) multiFiles() int {
+	if f.MultiFiles > 0 {
+		return f.MultiFiles
+	}
+	return MultiStreamFiles
+}
+
 func (f *Fetcher) streamAbove() int64 {
 	if f.StreamAbove > 0 {
 		return f.StreamAbove
@@ -325,7 +357,7 @@ func (f *Fetcher) streamAbove() int64 {
 
 // ticket takes one of the MultiStreamFiles places, if one is free.
 func (f *Fetcher) ticket() bool {
-	f.multiOnce.Do(func() { f.multi = make(chan struct{}, MultiStreamFiles) })
+	f.multiOnce.Do(func() { f.multi = make(chan struct{}, f.multiFiles()) })
 	select {
 	case f.multi <- struct{}{}:
 		return true
@@ -335,3 +367,99 @@ func (f *Fetcher) ticket() bool {
 }
 
 func (f *Fetcher) unticket() { <-f.multi }
+
+// takeBuffer returns a segment buffer a closed file gave back, or nil.
+// The run's files share them, so memory stays at the segments in flight
+// instead of growing with garbage between collections.
+func (f *Fetcher) takeBuffer() []byte {
+	f.bufOnce.Do(f.makeBuffers)
+	select {
+	case b := <-f.bufs:
+		return b[:0]
+	default:
+		return nil
+	}
+}
+
+// giveBuffer keeps b for the next file, if there is room.
+func (f *Fetcher) giveBuffer(b []byte) {
+	if b == nil {
+		return
+	}
+	f.bufOnce.Do(f.makeBuffers)
+	select {
+	case f.bufs <- b:
+	default:
+	}
+}
+
+func (f *Fetcher) makeBuffers() {
+	f.bufs = make(chan []byte, f.multiFiles()*(max(f.Streams, 1)+1))
+}
+
+// upgrading reads one stream of an object and, at a chunk's edge, when a
+// multi-stream place has come free and enough is left, goes on with
+// several ranges from there. A switch that cannot be made (the range
+// request fails or answers another object) keeps the one stream to the
+// end, and is not tried again.
+type upgrading struct {
+	f     *Fetcher
+	ctx   context.Context
+	id    int64
+	body  io.ReadCloser
+	url   string // the store's address that answered, if known
+	etag  string
+	pos   int64 // the object's byte the body gives next
+	next  int64 // the next chunk edge to try at
+	total int64
+	up    bool // several ranges now
+	stay  bool // a switch failed: one stream to the end
+}
+
+func (u *upgrading) Read(p []byte) (int, error) {
+	if !u.up && !u.stay {
+		if u.pos == u.next {
+			u.next = min(u.pos+WireChunk, u.total)
+			u.try()
+		}
+		if !u.up && !u.stay && int64(len(p)) > u.next-u.pos {
+			p = p[:u.next-u.pos] // stop at the edge, to look again there
+		}
+	}
+	n, err := u.body.Read(p)
+	u.pos += int64(n)
+	return n, err
+}
+
+// try switches to several ranges from u.pos, if a place is free.
+func (u *upgrading) try() {
+	if u.total-u.pos <= u.f.streamAbove() || !u.f.ticket() {
+		return
+	}
+	seg := int64(SegmentChunks) * WireChunk
+	end := min(u.pos+seg, u.total) - 1
+	var obj *apiclient.Object
+	var err error
+	if u.url != "" {
+		obj, err = u.f.limited(u.ctx)(u.f.Client.DownloadObjectRange(u.ctx, u.url, u.pos, end))
+	} else {
+		obj, err = u.f.limited(u.ctx)(u.f.Client.DownloadFileRange(u.ctx, u.id, u.pos, end))
+	}
+	if err != nil || !rangeIs(obj, u.pos, end, u.total) || u.etag != "" && obj.ETag != u.etag {
+		if err == nil {
+			if obj.Status == 200 {
+				u.f.noRange.Store(true)
+			}
+			obj.Body.Close()
+		}
+		u.f.unticket()
+		u.stay = true
+		return
+	}
+	u.body.Close()
+	sg := u.f.newSegmented(u.ctx, u.id, obj, u.pos, u.total, seg, u.f.Streams)
+	sg.done = u.f.unticket
+	u.body, u.up = sg, true
+}
+
+func (u *upgrading) Close() error { return u.body.Close() }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -54,7 +55,7 @@ func holdUntil(n int) func(context.Context, time.Duration) error {
 	}
 }
 
-const seg = 2 * wire // download.SegmentChunks chunks
+const seg = download.SegmentChunks * wire
 
 func closedRange(from, to int64) string { return fmt.Sprintf("bytes=%d-%d", from, to) }
 
@@ -227,4 +228,95 @@ func (c *fakeClock) slept() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.total
+}
+
+// gateUntil is a WAN round trip that holds every request until n have
+// come (bounded, so a regression fails instead of hanging).
+func gateUntil(n int) func(context.Context, time.Duration) error {
+	var mu sync.Mutex
+	count, open := 0, make(chan struct{})
+	return func(ctx context.Context, _ time.Duration) error {
+		mu.Lock()
+		count++
+		if count == n {
+			close(open)
+		}
+		mu.Unlock()
+		t := time.NewTimer(10 * time.Second)
+		defer t.Stop()
+		select {
+		case <-open:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		return nil
+	}
+}
+
+// Issue 20: MultiStreamFiles large files at once come as ranges; one more
+// in flight meanwhile begins as one stream, so memory stays bounded.
+func TestOnlySomeLargeFilesComeAsRangesAtOnce(t *testing.T) {
+	fx := setup(t)
+	n := download.MultiStreamFiles + 1
+	files := make([]*enteapitest.File, n)
+	targets := make([]download.Target, n)
+	for i := range files {
+		files[i] = fx.album.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("big-%d.mp4", i), Size: 12 << 20, Seed: byte(i + 1)})
+		targets[i] = fx.target(files[i])
+	}
+	fx.s.SetWAN(enteapitest.WAN{Sleep: gateUntil(n)}) // every file has asked before any answer
+	f := fx.multiFetcher()
+	var wg sync.WaitGroup
+	got := make([][]byte, n)
+	errs := make([]error, n)
+	for i := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := f.Fetch(context.Background(), targets[i], fx.dir)
+			if errs[i] = err; err == nil {
+				b, rerr := os.ReadFile(p.Path())
+				got[i], errs[i] = b, rerr
+				p.Discard()
+			}
+		}()
+	}
+	wg.Wait()
+	ranged := 0
+	for i, file := range files {
+		require.NoError(t, errs[i])
+		assert.True(t, bytes.Equal(file.Plaintext(), got[i]), "file %d differs", i)
+		// The first answer says how the file began: several ranges, or one
+		// stream (which may be taken over by ranges later, when a place
+		// frees up).
+		if r := fx.s.Ranges(fx.storeRoute(file)); r[0] != "" {
+			ranged++
+		}
+	}
+	assert.Equal(t, download.MultiStreamFiles, ranged)
+}
+
+// The segments' buffers are the run's, not each file's: a second large
+// file reuses the first one's instead of allocating its own.
+func TestLargeFilesReuseSegmentBuffers(t *testing.T) {
+	fx := setup(t)
+	a := fx.album.AddFile(enteapitest.FileSpec{Title: "a.mp4", Size: 20 << 20, Seed: 1})
+	b := fx.album.AddFile(enteapitest.FileSpec{Title: "b.mp4", Size: 20 << 20, Seed: 2})
+	ta, tb := fx.target(a), fx.target(b)
+	f := fx.multiFetcher()
+	fetch := func(tg download.Target, want []byte) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		p, err := f.Fetch(context.Background(), tg, fx.dir)
+		require.NoError(t, err)
+		runtime.ReadMemStats(&after)
+		assert.True(t, bytes.Equal(want, readPartial(t, p)))
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	first := fetch(ta, a.Plaintext())
+	second := fetch(tb, b.Plaintext())
+	t.Logf("allocated: first file %d MiB, second %d MiB", first>>20, second>>20)
+	segments := uint64(f.Streams+1) * download.SegmentChunks * download.WireChunk
+	assert.GreaterOrEqual(t, first, segments, "the first file allocates its segments")
+	assert.Less(t, second, first-segments/2, "the second reuses them")
 }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/chacha20"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/secretstream"
 )
 
@@ -76,7 +77,8 @@ func TestTheNextRunResumesSeveralRanges(t *testing.T) {
 	e := newEnv(t)
 	f := e.u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 24 << 20, Seed: 9})
 	route := fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID)
-	// The first range (chunks 0 and 1) arrives; then the link is dead.
+	// The first range (its first download.SegmentChunks chunks) arrives;
+	// then the link is dead.
 	e.s.Inject(route, append([]enteapitest.Fault{enteapitest.Pass()}, enteapitest.Repeat(enteapitest.Status(502), 40)...)...)
 	o := e.options()
 	o.ResumeAbove = 8 << 20
@@ -84,14 +86,19 @@ func TestTheNextRunResumesSeveralRanges(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Failed, "the link died for this run")
 	seg := func(a, b int64) string { return fmt.Sprintf("bytes=%d-%d", a*wireChunk, b*wireChunk-1) }
-	require.Equal(t, []string{seg(0, 2)}, e.s.Ranges(route))
+	k := int64(download.SegmentChunks)
+	require.Equal(t, []string{seg(0, k)}, e.s.Ranges(route))
 	e.s.ClearFaults(route)
 
 	sum, err = Run(context.Background(), o)
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.New)
 	e.same("Videos/long.mp4", f.Plaintext())
-	assert.Equal(t, sortedStrings([]string{seg(0, 2), seg(2, 4), seg(4, 6)}), sortedStrings(e.s.Ranges(route)), "taken up at chunk 2")
+	want := []string{seg(0, k)}
+	for a := k; a < 6; a += k { // 24 MiB: 6 chunks
+		want = append(want, seg(a, min(a+k, 6)))
+	}
+	assert.Equal(t, sortedStrings(want), sortedStrings(e.s.Ranges(route)), "taken up after the first range")
 	e.noTemps()
 	assert.Zero(t, e.resumesLeft(t))
 }

@@ -235,6 +235,7 @@ func runWAN(quak, fake string, latency time.Duration, bw int64, only string) err
 		{name: "2000 x 16 KiB", files: 2000, size: 16 << 10},
 		{name: "200 x 1 MiB", files: 200, size: 1 << 20},
 		{name: "1 x 256 MiB", files: 1, size: 256 << 20},
+		{name: "4 x 256 MiB", files: 4, size: 256 << 20},
 	}
 	fmt.Printf("%-14s %-14s %10s %10s %9s\n", "library", "--concurrency", "time", "peak RSS", "ratio")
 	for _, sc := range libs {

@@ -1,0 +1,109 @@
+package download
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/retry"
+)
+
+// upgradeFixture is one 40 MiB file on the fake server and a fetcher whose
+// only multi-stream place the test holds.
+type upgradeFixture struct {
+	s     *enteapitest.Server
+	file  *enteapitest.File
+	t     Target
+	f     *Fetcher
+	route string
+}
+
+func newUpgradeFixture(t *testing.T) *upgradeFixture {
+	t.Helper()
+	s := enteapitest.New(enteapitest.Config{})
+	t.Cleanup(s.Close)
+	u := s.AddUser("a@example.org", "pw", enteapitest.UserOptions{})
+	al := u.AddAlbum("album")
+	file := al.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 40 << 20, Seed: 9})
+	c := s.Client(nil).WithToken(u.Token())
+	e, err := c.CollectionFile(context.Background(), al.ID, file.ID)
+	require.NoError(t, err)
+	p := retry.Default()
+	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	f := &Fetcher{Client: c, Policy: p, Streams: 4, StreamAbove: 8 << 20, MultiFiles: 1}
+	require.True(t, f.ticket(), "the test holds the only place")
+	return &upgradeFixture{s: s, file: file, f: f, route: fmt.Sprintf("GET /store/%d/file-%d", u.ID, file.ID),
+		t: Target{FileID: file.ID, Key: file.Key(), Header: e.File.DecryptionHeader, Size: e.Info.FileSize}}
+}
+
+// fetch fetches the file, giving the place back once the first bytes are
+// written, and returns what it saved.
+func (fx *upgradeFixture) fetch(t *testing.T) []byte {
+	t.Helper()
+	var once sync.Once
+	fx.f.OnBytes = func(int64) { once.Do(fx.f.unticket) }
+	p, err := fx.f.Fetch(context.Background(), fx.t, t.TempDir())
+	require.NoError(t, err)
+	defer p.Discard()
+	got, err := os.ReadFile(p.Path())
+	require.NoError(t, err)
+	return got
+}
+
+// Issue 20: a large file begun as one stream, because every multi-stream
+// place was taken, goes on as several ranges from the next chunk's edge
+// once a place frees up, and is saved byte-exact.
+func TestALargeFileBegunAsOneStreamTakesAFreedPlace(t *testing.T) {
+	fx := newUpgradeFixture(t)
+	got := fx.fetch(t)
+	assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
+	r := fx.s.Ranges(fx.route)
+	require.NotEmpty(t, r)
+	assert.Equal(t, "", r[0], "begun as one stream")
+	require.Greater(t, len(r), 2, "taken over by ranges")
+	wire := int64(secretstream.ChunkSize + secretstream.Overhead)
+	var from int64
+	_, err := fmt.Sscanf(r[1], "bytes=%d-", &from)
+	require.NoError(t, err)
+	assert.Zero(t, from%wire, "the ranges begin on a chunk's edge")
+	assert.Positive(t, from)
+	for _, rg := range r[1:] {
+		assert.True(t, strings.HasPrefix(rg, "bytes="), rg)
+	}
+	assert.Empty(t, fx.f.multi, "the place is given back")
+}
+
+// A take-over that fails (the range request is refused) keeps the one
+// stream: the file is still saved, and the place is given back.
+func TestAFailedTakeOverKeepsTheStream(t *testing.T) {
+	fx := newUpgradeFixture(t)
+	fx.s.Inject(fx.route, enteapitest.Pass(), enteapitest.Status(500))
+	fx.f.Policy.MaxAttempts = 1
+	got := fx.fetch(t)
+	assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
+	assert.Equal(t, 2, fx.s.Requests(fx.route), "the stream, and one refused range; then no other try")
+	assert.Empty(t, fx.f.multi, "the place is given back")
+}
+
+// A store that answers the take-over's range with the whole object does
+// not honour Range: the file keeps its stream, and the run asks for whole
+// objects from then on.
+func TestATakeOverAnsweredWholeKeepsTheStream(t *testing.T) {
+	fx := newUpgradeFixture(t)
+	fx.s.Inject(fx.route, enteapitest.Pass(), enteapitest.IgnoreRange())
+	got := fx.fetch(t)
+	assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
+	assert.Equal(t, 2, fx.s.Requests(fx.route))
+	assert.True(t, fx.f.noRange.Load(), "remembered")
+	assert.Empty(t, fx.f.multi, "the place is given back")
+}
