@@ -70,13 +70,19 @@ func (s Schedule) At(t time.Time) (bytesPerSec int64, until time.Time) {
 	return cur.Rate, nextStart(t, s.slots[i%n])
 }
 
-// nextStart is the first start of sl after t.
+// nextStart is the first start of sl after t. A slot at a time the clock
+// skips (summer time) starts when the clock jumps over it.
 func nextStart(t time.Time, sl Slot) time.Time {
 	days := (int(sl.Day) - int(t.Weekday()) + 7) % 7
 	y, m, d := t.Date()
 	next := time.Date(y, m, d+days, sl.Hour, sl.Minute, 0, 0, t.Location())
 	if !next.After(t) {
 		next = time.Date(y, m, d+days+7, sl.Hour, sl.Minute, 0, 0, t.Location())
+	}
+	if next.Hour() != sl.Hour || next.Minute() != sl.Minute {
+		if jump, _ := next.ZoneBounds(); jump.After(t) {
+			next = jump
+		}
 	}
 	return next
 }
