@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/quak-photos/quak/download/rate"
 )
@@ -41,24 +42,33 @@ func (b *bwlimit) Set(s string) error {
 // first; an entry without a day is on every day. DAY is Mon to Sun or the
 // whole name. Errors name the entry at fault.
 func parseBwlimit(s string) (rate.Schedule, error) {
-	entries := strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ' ' || r == '\t' })
+	entries := strings.FieldsFunc(s, func(r rune) bool { return r == ';' || unicode.IsSpace(r) })
 	if len(entries) == 1 && !strings.Contains(entries[0], ",") {
 		n, err := parseDownloadRate(entries[0])
 		return rate.Constant(n), err
 	}
 	var slots []rate.Slot
-	seen := map[[3]int]string{}
+	type entry struct {
+		text  string
+		daily bool
+	}
+	seen := map[[3]int]entry{}
 	for _, e := range entries {
 		days, hour, minute, r, err := parseEntry(e)
 		if err != nil {
 			return rate.Schedule{}, fmt.Errorf("entry %q: %w", e, err)
 		}
+		daily := len(days) > 1
 		for _, d := range days {
 			k := [3]int{int(d), hour, minute}
 			if other, ok := seen[k]; ok {
-				return rate.Schedule{}, fmt.Errorf("entries %q and %q both start at %s %02d:%02d", other, e, d.String()[:3], hour, minute)
+				when := fmt.Sprintf("%02d:%02d", hour, minute)
+				if !daily || !other.daily {
+					when = d.String()[:3] + " " + when
+				}
+				return rate.Schedule{}, fmt.Errorf("entries %q and %q both start at %s", other.text, e, when)
 			}
-			seen[k] = e
+			seen[k] = entry{e, daily}
 			slots = append(slots, rate.Slot{Day: d, Hour: hour, Minute: minute, Rate: r})
 		}
 	}
@@ -124,7 +134,7 @@ func parseDownloadRate(s string) (int64, error) {
 // powers of 1024, an optional trailing "B" or "/s"), "0" or "off".
 func parseRate(s string) (int64, error) {
 	v := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "/s"), "B")
-	if v == "off" || v == "" {
+	if strings.EqualFold(v, "off") || v == "" {
 		return 0, nil
 	}
 	mult := 1.0

@@ -31,6 +31,7 @@ func TestParseRate(t *testing.T) {
 		{"10M/s", 10 << 20, true},
 		{"0", 0, true},
 		{"off", 0, true},
+		{"Off", 0, true},
 		{"12", 0, false},
 		{"-1M", 0, false},
 		{"fast", 0, false},
@@ -81,7 +82,8 @@ func TestParseBwlimitTimetables(t *testing.T) {
 			{wed(0, 0), 0}, {wed(7, 59), 0}, {wed(8, 0), 512 << 10}, {wed(11, 59), 512 << 10},
 			{wed(12, 0), 10 << 20}, {wed(22, 59), 10 << 20}, {wed(23, 0), 0},
 		}},
-		{"08:00,512K;23:00,off", []want{{wed(8, 0), 512 << 10}, {wed(23, 30), 0}}},
+		{"08:00,512K;23:00,OFF", []want{{wed(8, 0), 512 << 10}, {wed(23, 30), 0}}},
+		{"08:00,512K\n\t23:00,Off", []want{{wed(8, 0), 512 << 10}, {wed(23, 30), 0}}},
 		{"  23:00,off   8:00,1M  ", []want{{wed(7, 0), 0}, {wed(8, 0), 1 << 20}}}, // any order
 		{"22:00,1M 06:00,off", []want{{wed(2, 0), 1 << 20}, {wed(6, 0), 0}, {wed(22, 0), 1 << 20}}},
 		{"Mon-08:00,2M Fri-18:00,off", []want{
@@ -121,7 +123,8 @@ func TestParseBwlimitRefusals(t *testing.T) {
 		{"08:00,1M,2M", `entry "08:00,1M,2M": "1M,2M" is not a rate`},
 		{"10M:1M", `"10M:1M" is rclone's UPLOAD:DOWNLOAD pair, and quak only downloads: give one rate (1M here)`},
 		{"08:00,512K:10M", `entry "08:00,512K:10M": "512K:10M" is rclone's UPLOAD:DOWNLOAD pair`},
-		{"08:00,1M 8:00,2M", `entries "08:00,1M" and "8:00,2M" both start at Sun 08:00`},
+		{"08:00,1M 8:00,2M", `entries "08:00,1M" and "8:00,2M" both start at 08:00`},
+		{"Wed-08:00,1M wednesday-08:00,2M", `entries "Wed-08:00,1M" and "wednesday-08:00,2M" both start at Wed 08:00`},
 		{"Tue-08:00,1M 08:00,2M", `entries "Tue-08:00,1M" and "08:00,2M" both start at Tue 08:00`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
