@@ -27,6 +27,13 @@ func TestScheduleAcrossClockChanges(t *testing.T) {
 	assert.Equal(t, int64(2<<20), rate)
 	assert.True(t, time.Date(2027, 3, 28, 4, 0, 0, 0, berlin).Equal(until))
 
+	// A slot after the change, not in the skipped hour, starts at its own
+	// time: from Saturday 13:00 CET to Sunday 08:00 CEST is 18 hours.
+	w := Weekly([]Slot{{Day: time.Saturday, Hour: 12, Rate: 1 << 20}, {Day: time.Sunday, Hour: 8, Rate: 2 << 20}})
+	sat := time.Date(2027, 3, 27, 13, 0, 0, 0, berlin)
+	_, until = w.At(sat)
+	assert.Equal(t, 18*time.Hour, until.Sub(sat))
+
 	// 31 October 2027: 03:00 CEST becomes 02:00 CET again.
 	first := time.Date(2027, 10, 31, 0, 45, 0, 0, time.UTC).In(berlin) // 02:45 CEST
 	rate, _ = s.At(first)

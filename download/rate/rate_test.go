@@ -3,6 +3,7 @@ package rate
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -207,4 +208,19 @@ func TestIdleTimeAcrossABoundaryFillsAtEachRate(t *testing.T) {
 	assert.Zero(t, ft.slept)
 	require.NoError(t, l.Wait(context.Background(), 1<<20))
 	assert.Equal(t, time.Second, ft.slept)
+}
+
+// A debt left below a nanosecond's worth of bytes ends the wait: it is
+// not slept off in waits of no time.
+func TestAWaitEndsWhenWhatIsLeftIsBelowANanosecond(t *testing.T) {
+	ft := &fakeTime{t: time.Unix(0, 0)}
+	sleep := func(ctx context.Context, d time.Duration) error {
+		if len(ft.sleeps) == 10 {
+			return errors.New("slept 10 times")
+		}
+		return ft.sleep(ctx, d)
+	}
+	l := New(3, ft.now, sleep) // 1 byte is 333333333.3 ns
+	require.NoError(t, l.Wait(context.Background(), 1))
+	assert.Equal(t, []time.Duration{333333333}, ft.sleeps)
 }

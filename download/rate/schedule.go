@@ -73,7 +73,7 @@ func (s Schedule) At(t time.Time) (bytesPerSec int64, until time.Time) {
 // nextStart is the first start of sl after t. A slot at a time the clock
 // skips (summer time) starts when the clock jumps over it.
 func nextStart(t time.Time, sl Slot) time.Time {
-	days := (int(sl.Day) - int(t.Weekday()) + 7) % 7
+	days := int(sl.Day) - int(t.Weekday())
 	y, m, d := t.Date()
 	next := time.Date(y, m, d+days, sl.Hour, sl.Minute, 0, 0, t.Location())
 	if !next.After(t) {

@@ -126,3 +126,24 @@ func TestWeeklyKeepsTheLaterOfTwoSlotsAtOneMinute(t *testing.T) {
 	rate, _ := s.At(at(0, 9, 0, 0))
 	assert.Equal(t, int64(2<<20), rate)
 }
+
+// Slots all on one day: after the last of them, the first one next week.
+func TestScheduleOfOneDayWrapsToTheNextWeek(t *testing.T) {
+	s := Weekly([]Slot{{Day: time.Wednesday, Hour: 1, Rate: 1 << 20}, {Day: time.Wednesday, Hour: 22, Rate: 3 << 20}})
+	for _, tc := range []struct {
+		t     time.Time
+		rate  int64
+		until time.Time
+	}{
+		{at(0, 0, 30, 0), 3 << 20, at(0, 1, 0, 0)},
+		{at(0, 1, 0, 0), 1 << 20, at(0, 22, 0, 0)},
+		{at(0, 23, 0, 0), 3 << 20, at(7, 1, 0, 0)},
+		{at(3, 12, 0, 0), 3 << 20, at(7, 1, 0, 0)},
+	} {
+		t.Run(tc.t.Format("Mon 15:04"), func(t *testing.T) {
+			rate, until := s.At(tc.t)
+			assert.Equal(t, tc.rate, rate)
+			assert.True(t, tc.until.Equal(until), "until %v, want %v", until, tc.until)
+		})
+	}
+}
