@@ -153,7 +153,7 @@ Exit codes:
 	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
 	f.IntVar(&o.maxDelete, "max-delete", backup.DefaultMaxDelete, "with --prune: move nothing when more than this many album entries were deleted")
 	f.IntVar(&o.streams, "streams", download.DefaultStreams, "ranges of one file over 32 MiB in flight at once (1: one stream)")
-	f.Var(&o.bwlimit, "bwlimit", "cap all downloads together at RATE bytes a second (10M is 10 MiB/s; default off)")
+	f.Var(&o.bwlimit, "bwlimit", "cap all downloads together at RATE bytes a second (10M is 10 MiB/s), or by a timetable of local times such as \"08:00,512K 23:00,off\"")
 	o.filters.register(f)
 	o.views.register(f)
 	o.net.register(f)
@@ -269,7 +269,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		Now:            d.now,
 		DryRun:         o.dryRun,
 		ResumeAbove:    o.resumeAbove,
-		BandwidthLimit: int64(o.bwlimit),
+		BandwidthLimit: o.bwlimit.sched,
 		Streams:        o.streams,
 		MetadataOnly:   o.metaOnly,
 		Views:          views,

@@ -56,9 +56,9 @@ type Options struct {
 	// StreamAbove ciphertext bytes (0: download.DefaultStreamAbove).
 	Streams     int
 	StreamAbove int64
-	// BandwidthLimit caps the bytes a second of all downloads together
-	// (0: none).
-	BandwidthLimit int64
+	// BandwidthLimit caps the bytes a second of all downloads together,
+	// by local time of day and week (zero: none).
+	BandwidthLimit rate.Schedule
 	// PaceClock is the clock the adaptive number of downloads is measured
 	// with (default time.Now).
 	PaceClock func() time.Time
@@ -309,8 +309,8 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	r.fetcher = &download.Fetcher{Client: o.Client, Policy: r.policy(), TempFile: openTemp, OnBytes: func(n int64) {
 		r.emit(Event{Kind: Progress, Bytes: n})
 	}, Pace: r.pace(), Streams: o.Streams, StreamAbove: o.StreamAbove}
-	if o.BandwidthLimit > 0 {
-		r.fetcher.Rate = rate.New(o.BandwidthLimit, nil, nil)
+	if o.BandwidthLimit.Limits() {
+		r.fetcher.Rate = rate.NewScheduled(o.BandwidthLimit, nil, nil)
 	}
 	if r.fetcher.Streams == 0 {
 		r.fetcher.Streams = download.DefaultStreams
