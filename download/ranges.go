@@ -422,8 +422,11 @@ func (u *upgrading) Read(p []byte) (int, error) {
 			u.next = min(u.pos+WireChunk, u.total)
 			u.try()
 		}
-		if !u.up && !u.stay && int64(len(p)) > u.next-u.pos {
-			p = p[:u.next-u.pos] // stop at the edge, to look again there
+		// Stop at the next edge, to look again there; past the last one
+		// (the object's end) the read goes through, or a reader waiting
+		// for its end of file would be handed empty reads forever.
+		if !u.up && !u.stay && u.next > u.pos && int64(len(p)) > u.next-u.pos {
+			p = p[:u.next-u.pos]
 		}
 	}
 	n, err := u.body.Read(p)

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -13,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/retry"
@@ -106,4 +111,76 @@ func TestATakeOverAnsweredWholeKeepsTheStream(t *testing.T) {
 	assert.Equal(t, 2, fx.s.Requests(fx.route))
 	assert.True(t, fx.f.noRange.Load(), "remembered")
 	assert.Empty(t, fx.f.multi, "the place is given back")
+}
+
+// h2Store sends requests for the fake object store through an HTTP/2 (TLS)
+// reverse proxy, as a store or CDN that speaks h2 answers: its bodies give
+// their last bytes with no error and io.EOF only on the next read.
+type h2Store struct {
+	store, proxy *url.URL
+	tls          http.RoundTripper
+}
+
+func (h h2Store) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host == h.store.Host {
+		r = r.Clone(r.Context())
+		r.URL.Scheme, r.URL.Host = h.proxy.Scheme, h.proxy.Host
+		r.Host = ""
+		return h.tls.RoundTrip(r)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A large file that stays one stream to its end, because no multi-stream
+// place frees up, ends: over HTTP/2 the end of file comes on a read after
+// the last bytes, and that read must reach the body (it was cut to nothing,
+// and the download spun forever).
+func TestALargeFileLeftAsOneStreamEndsOverHTTP2(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{})
+	t.Cleanup(s.Close)
+	storeURL, err := url.Parse(s.Store.URL)
+	require.NoError(t, err)
+	ts := httptest.NewUnstartedServer(httputil.NewSingleHostReverseProxy(storeURL))
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	proxyURL, err := url.Parse(ts.URL)
+	require.NoError(t, err)
+	tr := ts.Client().Transport.(*http.Transport).Clone()
+	tr.ForceAttemptHTTP2 = true
+	hc := &http.Client{Transport: apiclient.NewDeadlineTransport(h2Store{store: storeURL, proxy: proxyURL, tls: tr}, apiclient.DefaultDeadlines())}
+	u := s.AddUser("a@example.org", "pw", enteapitest.UserOptions{})
+	al := u.AddAlbum("album")
+	file := al.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 20 << 20, Seed: 9})
+	c := s.Client(hc).WithToken(u.Token())
+	e, err := c.CollectionFile(context.Background(), al.ID, file.ID)
+	require.NoError(t, err)
+	p := retry.Default()
+	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	f := &Fetcher{Client: c, Policy: p, Streams: 4, StreamAbove: 8 << 20, MultiFiles: 1}
+	require.True(t, f.ticket(), "another file holds the only place all along")
+	target := Target{FileID: file.ID, Key: file.Key(), Header: e.File.DecryptionHeader, Size: e.Info.FileSize}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		p   *Partial
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		p, err := f.Fetch(ctx, target, t.TempDir())
+		done <- result{p, err}
+	}()
+	select {
+	case r := <-done:
+		require.NoError(t, r.err)
+		defer r.p.Discard()
+		got, err := os.ReadFile(r.p.Path())
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(file.Plaintext(), got), "content differs")
+		assert.Equal(t, []string{""}, s.Ranges(fmt.Sprintf("GET /store/%d/file-%d", u.ID, file.ID)), "one stream to the end")
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatal("the download never ended")
+	}
 }
