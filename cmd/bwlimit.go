@@ -44,6 +44,9 @@ func (b *bwlimit) Set(s string) error {
 func parseBwlimit(s string) (rate.Schedule, error) {
 	entries := strings.FieldsFunc(s, func(r rune) bool { return r == ';' || unicode.IsSpace(r) })
 	if len(entries) == 1 && !strings.Contains(entries[0], ",") {
+		if looksTimed(entries[0]) {
+			return rate.Schedule{}, fmt.Errorf("entry %q: no rate: a timetable's entries are HH:MM,RATE, such as 08:00,512K", entries[0])
+		}
 		n, err := parseDownloadRate(entries[0])
 		return rate.Constant(n), err
 	}
@@ -83,8 +86,11 @@ func parseEntry(e string) (days []time.Weekday, hour, minute int, r int64, err e
 	if !ok {
 		return nil, 0, 0, 0, fmt.Errorf("no time: a timetable's entries are HH:MM,RATE, such as 08:00,512K")
 	}
+	if strings.TrimSpace(rateText) == "" {
+		return nil, 0, 0, 0, fmt.Errorf("no rate: write HH:MM,RATE, such as 08:00,512K, or 08:00,off")
+	}
 	days = everyDay
-	if day, clock, ok := strings.Cut(when, "-"); ok {
+	if day, clock, ok := strings.Cut(when, "-"); ok && day != "" {
 		d, err := parseWeekday(day)
 		if err != nil {
 			return nil, 0, 0, 0, err
@@ -96,6 +102,19 @@ func parseEntry(e string) (days []time.Weekday, hour, minute int, r int64, err e
 	}
 	r, err = parseDownloadRate(rateText)
 	return days, hour, minute, r, err
+}
+
+// looksTimed reports an entry that is a time of day, with or without its
+// day, and no rate: "08:00" or "Mon-08:00".
+func looksTimed(e string) bool {
+	if day, clock, ok := strings.Cut(e, "-"); ok {
+		if _, err := parseWeekday(day); err != nil {
+			return false
+		}
+		e = clock
+	}
+	_, _, err := parseClock(e)
+	return err == nil
 }
 
 // parseWeekday reads Mon to Sun, or Monday to Sunday, in any case.
@@ -133,9 +152,15 @@ func parseDownloadRate(s string) (int64, error) {
 // parseRate reads "10M", "512K", "1.5G", "800" (bytes a second, suffixes
 // powers of 1024, an optional trailing "B" or "/s"), "0" or "off".
 func parseRate(s string) (int64, error) {
-	v := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "/s"), "B")
-	if strings.EqualFold(v, "off") || v == "" {
+	if strings.TrimSpace(s) == "" {
 		return 0, nil
+	}
+	v := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "/s"), "B")
+	if strings.EqualFold(v, "off") {
+		return 0, nil
+	}
+	if v == "" {
+		return 0, fmt.Errorf("%q is not a rate: write bytes a second such as 10M, 512K or 800", s)
 	}
 	mult := 1.0
 	switch v[len(v)-1] {
@@ -150,7 +175,7 @@ func parseRate(s string) (int64, error) {
 		v = v[:len(v)-1]
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 || f*mult > 1<<50 {
+	if err != nil || !(f >= 0) || f*mult > 1<<50 { // !(f >= 0) refuses NaN too
 		return 0, fmt.Errorf("%q is not a rate: write bytes a second such as 10M, 512K or 800", s)
 	}
 	n := int64(f * mult)

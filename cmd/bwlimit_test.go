@@ -36,6 +36,11 @@ func TestParseRate(t *testing.T) {
 		{"-1M", 0, false},
 		{"fast", 0, false},
 		{"10T", 0, false},
+		{"NaN", 0, false},
+		{"nan", 0, false},
+		{"B", 0, false},
+		{"/s", 0, false},
+		{"", 0, true},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := parseRate(tc.in)
@@ -117,7 +122,13 @@ func TestParseBwlimitRefusals(t *testing.T) {
 		{"+8:00,1M", `"+8:00" is not a time of day`},
 		{"0800,1M", `"0800" is not a time of day`},
 		{"Mun-08:00,1M", `entry "Mun-08:00,1M": "Mun" is not a day`},
-		{"-08:00,1M", `"" is not a day`},
+		{"-08:00,1M", `"-08:00" is not a time of day`},
+		{"-1:00,1M", `"-1:00" is not a time of day`},
+		{"08:00", `entry "08:00": no rate`},
+		{"Mon-08:00", `entry "Mon-08:00": no rate`},
+		{"08:00, 09:00,1M", `entry "08:00,": no rate`},
+		{"08:00,B 09:00,1M", `entry "08:00,B": "B" is not a rate`},
+		{"08:00,NaN 09:00,1M", `entry "08:00,NaN": "NaN" is not a rate`},
 		{"08:00,fast 23:00,off", `entry "08:00,fast": "fast" is not a rate`},
 		{"08:00,12", `entry "08:00,12": "12" is below 1K`},
 		{"08:00,1M,2M", `entry "08:00,1M,2M": "1M,2M" is not a rate`},
