@@ -318,5 +318,7 @@ func TestLargeFilesReuseSegmentBuffers(t *testing.T) {
 	t.Logf("allocated: first file %d MiB, second %d MiB", first>>20, second>>20)
 	segments := uint64(f.Streams+1) * download.SegmentChunks * download.WireChunk
 	assert.GreaterOrEqual(t, first, segments, "the first file allocates its segments")
-	assert.Less(t, second, first-segments/2, "the second reuses them")
+	// Every one of them, the one last read included: the second file
+	// allocates at least all but half a segment less.
+	assert.LessOrEqual(t, second, first-segments+download.WireChunk/2, "the second reuses them")
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,8 +56,20 @@ func newUpgradeFixture(t *testing.T) *upgradeFixture {
 // written, and returns what it saved.
 func (fx *upgradeFixture) fetch(t *testing.T) []byte {
 	t.Helper()
+	return fx.fetchFreeingAt(t, 0)
+}
+
+// fetchFreeingAt fetches the file, giving the place back once more than at
+// plaintext bytes were written (a retried attempt's counted again).
+func (fx *upgradeFixture) fetchFreeingAt(t *testing.T, at int64) []byte {
+	t.Helper()
 	var once sync.Once
-	fx.f.OnBytes = func(int64) { once.Do(fx.f.unticket) }
+	var seen atomic.Int64
+	fx.f.OnBytes = func(n int64) {
+		if seen.Add(n) > at {
+			once.Do(fx.f.unticket)
+		}
+	}
 	p, err := fx.f.Fetch(context.Background(), fx.t, t.TempDir())
 	require.NoError(t, err)
 	defer p.Discard()
@@ -182,5 +195,60 @@ func TestALargeFileLeftAsOneStreamEndsOverHTTP2(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		cancel()
 		t.Fatal("the download never ended")
+	}
+}
+
+// A download cut and resumed from its checkpoint as one stream (the place
+// still taken) is taken over by ranges from a chunk's edge after the
+// checkpoint, and ends byte-exact.
+func TestAResumedStreamIsTakenOverToo(t *testing.T) {
+	fx := newUpgradeFixture(t)
+	fx.s.Inject(fx.route, enteapitest.CutAfter(10<<20))
+	got := fx.fetchFreeingAt(t, 9<<20)
+	assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
+	assert.Empty(t, fx.f.multi, "the place is given back")
+	r := fx.s.Ranges(fx.route)
+	require.Greater(t, len(r), 3)
+	assert.Equal(t, fmt.Sprintf("bytes=%d-", 2*WireChunk), r[1], "resumed from the checkpoint as one stream")
+	assert.True(t, strings.HasPrefix(r[2], fmt.Sprintf("bytes=%d-", 3*WireChunk)), "taken over at the next edge: %q", r[2])
+}
+
+// A place that frees up when no more than StreamAbove bytes are left is
+// not taken: the file ends as the one stream it began as.
+func TestLittleLeftIsNotTakenOver(t *testing.T) {
+	fx := newUpgradeFixture(t)
+	fx.f.StreamAbove = fx.t.Size - WireChunk // what is left after the first chunk
+	got := fx.fetch(t)
+	assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
+	assert.Equal(t, []string{""}, fx.s.Ranges(fx.route))
+	assert.Len(t, fx.f.multi, 0, "the place stays free")
+}
+
+// --streams 2 is two ranges, not one stream; a file of exactly
+// StreamAbove ciphertext bytes comes as one answer, one byte more as
+// ranges.
+func TestStreamsAndSizeBoundaries(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		streams int
+		above   func(size int64) int64
+		ranged  bool
+	}{
+		{"two streams", 2, func(int64) int64 { return 8 << 20 }, true},
+		{"exactly the threshold", 4, func(size int64) int64 { return size }, false},
+		{"a byte over it", 4, func(size int64) int64 { return size - 1 }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newUpgradeFixture(t)
+			// The test's hold on the one place is given back with the
+			// first bytes, as ever; a second place is free from the start.
+			fx.f.MultiFiles, fx.f.Streams, fx.f.StreamAbove = 2, tc.streams, tc.above(fx.t.Size)
+			fx.f.multi = make(chan struct{}, 2)
+			fx.f.multi <- struct{}{}
+			got := fx.fetch(t)
+			assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
+			r := fx.s.Ranges(fx.route)
+			assert.Equal(t, tc.ranged, r[0] != "", "%q", r)
+		})
 	}
 }
