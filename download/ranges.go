@@ -143,12 +143,19 @@ func (s *segmented) fill(buf []byte, k int, obj *apiclient.Object) ([]byte, erro
 // rest fetches bytes start+got..end into buf[got:], retried; a cut answer
 // is followed by a request for the bytes still missing only.
 func (s *segmented) rest(buf []byte, start, end, got int64) error {
-	return retry.Do(s.ctx, s.f.Policy, func(ctx context.Context) error {
+	err := retry.Do(s.ctx, s.f.Policy, func(ctx context.Context) error {
+		if s.f.noRange.Load() {
+			return errWhole // another range found the store ignores Range
+		}
 		obj, err := s.open(ctx, start+got, end)
 		if err != nil {
 			return err
 		}
 		defer obj.Body.Close()
+		if obj.Status == 200 {
+			s.f.noRange.Store(true)
+			return errWhole
+		}
 		if !s.continues(obj, start+got, end) {
 			return errRange
 		}
@@ -156,7 +163,15 @@ func (s *segmented) rest(buf []byte, start, end, got int64) error {
 		got += int64(n)
 		return err
 	})
+	if errors.Is(err, errWhole) {
+		return errRange // this attempt ends; the next asks for the whole object
+	}
+	return err
 }
+
+// errWhole stops a range's retries at once: the store answered a range
+// with the whole object, so no range of this run can succeed.
+var errWhole = errors.New("the object store answers ranges with the whole object")
 
 func grow(buf []byte, n int64) []byte {
 	if int64(cap(buf)) < n {

@@ -252,3 +252,23 @@ func TestStreamsAndSizeBoundaries(t *testing.T) {
 		})
 	}
 }
+
+// A store that honours a file's first range but answers later ones with
+// the whole object: the ranges stop at once, the attempt starts over as
+// one stream, and the file is saved, in a bounded number of requests.
+func TestRangesAnsweredWholeMidFileStopAtOnce(t *testing.T) {
+	fx := newUpgradeFixture(t)
+	fx.f.unticket() // the place is free from the start
+	fx.s.Inject(fx.route, append([]enteapitest.Fault{enteapitest.Pass()}, enteapitest.Repeat(enteapitest.IgnoreRange(), 1000)...)...)
+	p, err := fx.f.Fetch(context.Background(), fx.t, t.TempDir())
+	require.NoError(t, err)
+	defer p.Discard()
+	got, err := os.ReadFile(p.Path())
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
+	assert.True(t, fx.f.noRange.Load(), "remembered")
+	assert.Empty(t, fx.f.multi, "the place is given back")
+	// The first range, at most one answer per other range in flight, and
+	// the whole object.
+	assert.LessOrEqual(t, fx.s.Requests(fx.route), 1+fx.f.Streams+1)
+}
