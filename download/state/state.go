@@ -162,9 +162,9 @@ const (
 // Meta is the metadata a file's local copy reflects.
 type Meta struct {
 	Title            string   `json:"title"`
-	FileType         int      `json:"fileType"`
-	CreationTime     int64    `json:"creationTime"`
-	ModificationTime int64    `json:"modificationTime"`
+	FileType         int      `json:"fileType,omitempty"`
+	CreationTime     int64    `json:"creationTime,omitempty"`
+	ModificationTime int64    `json:"modificationTime,omitempty"`
 	Caption          string   `json:"caption,omitempty"`
 	Latitude         *float64 `json:"latitude,omitempty"`
 	Longitude        *float64 `json:"longitude,omitempty"`
@@ -229,7 +229,6 @@ type File struct {
 	// each of them.
 	Pending     *apiclient.File   `json:"pending,omitempty"`
 	PendingAlso []*apiclient.File `json:"pendingAlso,omitempty"`
-	Updated     time.Time         `json:"updated"`
 	// View is the file's place in the date view, if it has one.
 	View *View `json:"view,omitempty"`
 	// Trash lists the album copies --prune moved to the trash, so a file
@@ -291,8 +290,9 @@ func (s *Store) File(fileID int64) (*File, error) {
 		if v == nil {
 			return nil
 		}
-		f = &File{}
-		return json.Unmarshal(v, f)
+		var err error
+		f, err = decodeFile(v)
+		return err
 	})
 	return f, err
 }
@@ -301,8 +301,8 @@ func (s *Store) File(fileID int64) (*File, error) {
 func (s *Store) Files(fn func(*File) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketFiles).ForEach(func(_, v []byte) error {
-			f := &File{}
-			if err := json.Unmarshal(v, f); err != nil {
+			f, err := decodeFile(v)
+			if err != nil {
 				return err
 			}
 			return fn(f)
@@ -315,8 +315,13 @@ func (s *Store) Files(fn func(*File) error) error {
 func (s *Store) Commit(files []*File, c *Collection) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketFiles)
+		b.FillPercent = filesFill
 		for _, f := range files {
-			if err := put(b, id(f.ID), f); err != nil {
+			v, err := encodeFile(f)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(id(f.ID), v); err != nil {
 				return err
 			}
 		}
