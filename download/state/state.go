@@ -29,7 +29,17 @@ var (
 	keyVersion        = []byte("version")
 )
 
-const schemaVersion = 1
+// schemaVersion 2 keeps a brief of each record (bucketBriefs); a state of
+// version 1 is given its briefs when a backup first opens it. A quak that
+// reads version 1 only refuses version 2, whose briefs it would not keep.
+const schemaVersion = 2
+
+var errCorruptBrief = errors.New("state: a file's brief is damaged")
+
+func versionText(v int) string { return fmt.Sprint(v) }
+
+// readable reports whether this quak reads a state of version v.
+func readable(v []byte) bool { return string(v) == "1" || string(v) == versionText(schemaVersion) }
 
 // ErrBusy reports that another process has the state open.
 var ErrBusy = errors.New("state is in use by another quak")
@@ -49,18 +59,30 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	current := false
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketMeta, bucketCollections, bucketFiles, bucketVerified, bucketResume} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
 		}
-		meta := tx.Bucket(bucketMeta)
-		if v := meta.Get(keyVersion); v != nil && string(v) != fmt.Sprint(schemaVersion) {
+		v := tx.Bucket(bucketMeta).Get(keyVersion)
+		if v != nil && !readable(v) {
 			return fmt.Errorf("state schema version %s, this quak reads %d", v, schemaVersion)
 		}
-		return meta.Put(keyVersion, []byte(fmt.Sprint(schemaVersion)))
+		current = string(v) == versionText(schemaVersion)
+		return nil
 	})
+	if err == nil && !current {
+		// A new state, or one of an older quak: brief every record, then
+		// say so. A crash before that starts the briefs again.
+		err = fillBriefs(db)
+		if err == nil {
+			err = db.Update(func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketMeta).Put(keyVersion, []byte(versionText(schemaVersion)))
+			})
+		}
+	}
 	if err != nil {
 		_ = db.Close()
 		return nil, err
@@ -87,7 +109,7 @@ func OpenReadOnly(path string) (*Store, error) {
 		if meta == nil || tx.Bucket(bucketFiles) == nil || tx.Bucket(bucketCollections) == nil {
 			return fmt.Errorf("%s is not a quak state database", path)
 		}
-		if v := meta.Get(keyVersion); string(v) != fmt.Sprint(schemaVersion) {
+		if v := meta.Get(keyVersion); !readable(v) {
 			return fmt.Errorf("state schema version %s, this quak reads %d", v, schemaVersion)
 		}
 		return nil
@@ -314,14 +336,17 @@ func (s *Store) Files(fn func(*File) error) error {
 // advanced cursor), in one transaction.
 func (s *Store) Commit(files []*File, c *Collection) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketFiles)
-		b.FillPercent = filesFill
+		b, bb := tx.Bucket(bucketFiles), tx.Bucket(bucketBriefs)
+		b.FillPercent, bb.FillPercent = filesFill, filesFill
 		for _, f := range files {
 			v, err := encodeFile(f)
 			if err != nil {
 				return err
 			}
 			if err := b.Put(id(f.ID), v); err != nil {
+				return err
+			}
+			if err := bb.Put(id(f.ID), briefOf(f).encode()); err != nil {
 				return err
 			}
 		}
