@@ -95,7 +95,7 @@ func TestCompactRecordRoundTrip(t *testing.T) {
 		assert.Equal(t, f, got)
 	}
 	v, err := encodeFile(&File{ID: 1003, OwnerID: 1001, Header: "xqFpHOuOIxX45mEEQkOYmXWwF6sslmzW", Size: 1041, Status: Saved,
-		Meta: Meta{Title: "IMG_00000.jpg", CreationTime: 1700000000000002, ModificationTime: 1700000000000002, Hash: "aGFzaA=="},
+		Meta:      Meta{Title: "IMG_00000.jpg", CreationTime: 1700000000000002, ModificationTime: 1700000000000002, Hash: "aGFzaA=="},
 		LocalHash: "aGFzaA==", Entries: map[int64]*Entry{1002: {Name: "IMG_00000.jpg", Parts: []string{"IMG_00000.jpg"},
 			Meta: Meta{Title: "IMG_00000.jpg", CreationTime: 1700000000000002, ModificationTime: 1700000000000002, Hash: "aGFzaA=="}}}})
 	require.NoError(t, err)
