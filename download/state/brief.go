@@ -82,15 +82,14 @@ func (s *Store) Briefs(fn func(Brief) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		bb := tx.Bucket(bucketBriefs)
 		if bb == nil || string(tx.Bucket(bucketMeta).Get(keyVersion)) != versionText(schemaVersion) {
-			return tx.Bucket(bucketFiles).ForEach(func(_, v []byte) error {
-				f, err := decodeFile(v)
-				if err != nil {
-					return err
-				}
-				return fn(briefOf(f))
-			})
+			return eachFile(tx, func(f *File) error { return fn(briefOf(f)) })
 		}
+		defer release(tx)
+		n := 0
 		return bb.ForEach(func(k, v []byte) error {
+			if n++; n%(releaseEvery*16) == 0 {
+				release(tx)
+			}
 			b, ok := decodeBrief(k, v)
 			if !ok {
 				return errCorruptBrief

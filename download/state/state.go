@@ -321,14 +321,27 @@ func (s *Store) File(fileID int64) (*File, error) {
 
 // Files calls fn for every file, in id order.
 func (s *Store) Files(fn func(*File) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketFiles).ForEach(func(_, v []byte) error {
-			f, err := decodeFile(v)
-			if err != nil {
-				return err
-			}
-			return fn(f)
-		})
+	return s.db.View(func(tx *bolt.Tx) error { return eachFile(tx, fn) })
+}
+
+// releaseEvery is how many records a pass reads between two releases of
+// the pages it read.
+const releaseEvery = 1024
+
+// eachFile calls fn for every file of tx, in id order, keeping the pages
+// it reads from adding up in memory.
+func eachFile(tx *bolt.Tx, fn func(*File) error) error {
+	defer release(tx)
+	n := 0
+	return tx.Bucket(bucketFiles).ForEach(func(_, v []byte) error {
+		if n++; n%releaseEvery == 0 {
+			release(tx)
+		}
+		f, err := decodeFile(v)
+		if err != nil {
+			return err
+		}
+		return fn(f)
 	})
 }
 
