@@ -488,7 +488,7 @@ func (r *run) unchanged() int {
 		if b.Status == state.Skipped {
 			r.sum.LeftOut++
 		}
-		if (b.Status == state.Saved || b.Status == state.HashMismatch) && b.Placed {
+		if (b.Status == state.Saved || b.Status == state.HashMismatch) && b.Placed() {
 			r.sum.TotalFiles++
 			r.sum.TotalBytes += plainSize(b.Size)
 			if !r.touched[b.ID] {

@@ -217,7 +217,7 @@ func (r *run) relinkFailed(rec *state.File, cid int64, err error) {
 func (r *run) relinkStale() error {
 	var ids []int64
 	err := r.st.Briefs(func(b state.Brief) error {
-		if b.Stale && (b.Status == state.Saved || b.Status == state.HashMismatch) {
+		if b.Stale() && (b.Status == state.Saved || b.Status == state.HashMismatch) {
 			ids = append(ids, b.ID)
 		}
 		return nil

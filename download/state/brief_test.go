@@ -61,11 +61,11 @@ func briefs(t *testing.T, s *Store) []Brief {
 }
 
 var wantBriefs = []Brief{
-	{ID: 1, Status: Saved, Size: 101, Placed: true},
+	{ID: 1, Status: Saved, Size: 101, Places: []Place{{CollectionID: 7, Name: "a.jpg", Parts: []string{"a.jpg"}}}},
 	{ID: 2, Status: Failed, Pending: true},
-	{ID: 3, Status: Saved, Size: 103, Placed: true, Stale: true},
+	{ID: 3, Status: Saved, Size: 103, Places: []Place{{CollectionID: 7, Name: "c.jpg", Parts: []string{"c.jpg"}, Stale: true}}},
 	{ID: 4, Status: Skipped, Pending: true},
-	{ID: 5, Status: Saved, Size: 105, Placed: true},
+	{ID: 5, Status: Saved, Size: 105, Places: []Place{{CollectionID: 7, Name: "a.jpg", Parts: []string{"a.jpg"}}}},
 }
 
 func TestAnOlderStateIsGivenBriefs(t *testing.T) {
@@ -99,7 +99,7 @@ func TestAnOlderStateIsGivenBriefs(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { _ = s.Close() }()
 	want := append([]Brief{}, wantBriefs...)
-	want[1] = Brief{ID: 2, Status: Saved, Size: 7, Placed: true}
+	want[1] = Brief{ID: 2, Status: Saved, Size: 7, Places: []Place{{CollectionID: 7, Name: "b.jpg", Parts: []string{"b.jpg"}}}}
 	want = append(want, Brief{ID: 9, Status: Failed, Pending: true})
 	assert.Equal(t, want, briefs(t, s))
 }
@@ -114,4 +114,39 @@ func TestANewerStateIsRefused(t *testing.T) {
 	require.ErrorContains(t, err, "state schema version 3")
 	_, err = OpenReadOnly(path)
 	require.ErrorContains(t, err, "state schema version 3")
+}
+
+func TestBriefRoundTrip(t *testing.T) {
+	f := &File{ID: 42, Status: HashMismatch, Size: 1 << 40, Entries: map[int64]*Entry{
+		9:  {Name: "IMG_1.HEIC", Parts: []string{"IMG_1.HEIC", "IMG_1.MOV"}, Deleted: true},
+		-3: {Name: "é.jpg", Parts: []string{}, Stale: true},
+		1:  {Name: "a.jpg", Parts: []string{"a.jpg"}},
+		2:  {Name: "b.jpg", Parts: []string{"other.jpg"}},
+	}}
+	b := briefOf(f)
+	assert.True(t, b.Placed())
+	assert.True(t, b.Stale())
+	got, err := decodeBrief(id(42), b.encode())
+	require.NoError(t, err)
+	assert.Equal(t, Brief{ID: 42, Status: HashMismatch, Size: 1 << 40, Places: []Place{
+		{CollectionID: -3, Name: "é.jpg", Parts: []string{}, Stale: true},
+		{CollectionID: 1, Name: "a.jpg", Parts: []string{"a.jpg"}},
+		{CollectionID: 2, Name: "b.jpg", Parts: []string{"other.jpg"}},
+		{CollectionID: 9, Name: "IMG_1.HEIC", Parts: []string{"IMG_1.HEIC", "IMG_1.MOV"}, Deleted: true},
+	}}, got)
+	empty, err := decodeBrief(id(1), briefOf(&File{ID: 1, Status: Failed}).encode())
+	require.NoError(t, err)
+	assert.False(t, empty.Placed())
+	assert.False(t, empty.Stale())
+
+	v := b.encode()
+	for n := briefHead; n < len(v); n++ {
+		_, err := decodeBrief(id(42), v[:n])
+		assert.ErrorIs(t, err, errCorruptBrief, "cut at %d", n)
+	}
+	_, err = decodeBrief(id(42), v[:briefHead-1])
+	assert.ErrorIs(t, err, errCorruptBrief)
+	bad := append([]byte{9}, v[1:]...)
+	_, err = decodeBrief(id(42), bad)
+	assert.ErrorIs(t, err, errCorruptBrief, "an unknown status")
 }
