@@ -146,7 +146,34 @@ func TestBriefRoundTrip(t *testing.T) {
 	}
 	_, err = decodeBrief(id(42), v[:briefHead-1])
 	assert.ErrorIs(t, err, errCorruptBrief)
+	_, err = decodeBrief(id(42), append(append([]byte{}, v...), 0))
+	assert.ErrorIs(t, err, errCorruptBrief, "a byte more than its places")
 	bad := append([]byte{9}, v[1:]...)
 	_, err = decodeBrief(id(42), bad)
 	assert.ErrorIs(t, err, errCorruptBrief, "an unknown status")
+}
+
+// A backup killed while it gave an older state its briefs leaves some of
+// them, and the state still at version 1: readers make every brief from
+// the records, not from the few made.
+func TestBriefsMadeInPartAreNotRead(t *testing.T) {
+	path := oldState(t, 5)
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		bb, err := tx.CreateBucket(bucketBriefs)
+		if err != nil {
+			return err
+		}
+		return bb.Put(id(1), Brief{ID: 1, Status: Saved}.encode())
+	}))
+	require.NoError(t, db.Close())
+	r, err := OpenReadOnly(path)
+	require.NoError(t, err)
+	assert.Equal(t, wantBriefs, briefs(t, r))
+	require.NoError(t, r.Close())
+	s, err := Open(path)
+	require.NoError(t, err)
+	defer func() { _ = s.Close() }()
+	assert.Equal(t, wantBriefs, briefs(t, s), "and a backup makes them all again")
 }
