@@ -484,14 +484,14 @@ func (r *run) checkAccount() error {
 // the backup holds.
 func (r *run) unchanged() int {
 	n := 0
-	_ = r.st.Files(func(f *state.File) error {
-		if f.Status == state.Skipped {
+	_ = r.st.Briefs(func(b state.Brief) error {
+		if b.Status == state.Skipped {
 			r.sum.LeftOut++
 		}
-		if (f.Status == state.Saved || f.Status == state.HashMismatch) && len(f.Entries) > 0 {
+		if (b.Status == state.Saved || b.Status == state.HashMismatch) && b.Placed() {
 			r.sum.TotalFiles++
-			r.sum.TotalBytes += plainSize(f.Size)
-			if !r.touched[f.ID] {
+			r.sum.TotalBytes += plainSize(b.Size)
+			if !r.touched[b.ID] {
 				n++
 			}
 		}

@@ -523,10 +523,13 @@ func TestHashMismatchIsKeptAndReported(t *testing.T) {
 	var sc sidecar
 	require.NoError(t, json.Unmarshal(e.read("A/.meta/x.jpg.json"), &sc))
 	assert.Equal(t, "mismatch", sc.Quak.HashCheck)
-	// Not retried: a second run downloads nothing.
+	// Not retried: a second run downloads nothing, and counts it as kept.
 	n := e.downloads()
-	e.mustRun()
+	sum = e.mustRun()
 	assert.Equal(t, n, e.downloads())
+	assert.Equal(t, 1, sum.Unchanged)
+	assert.Equal(t, 1, sum.TotalFiles)
+	assert.Equal(t, int64(len("data")), sum.TotalBytes)
 }
 
 func TestMissingLocalCopyIsRestored(t *testing.T) {

@@ -20,19 +20,19 @@ func (r *run) missingLocally() ([]int64, error) {
 		return nil, err
 	}
 	var out []int64
-	err = r.st.Files(func(f *state.File) error {
-		if f.Status != state.Saved && f.Status != state.HashMismatch {
+	err = r.st.Briefs(func(b state.Brief) error {
+		if b.Status != state.Saved && b.Status != state.HashMismatch {
 			return nil
 		}
-		for cid, e := range f.Entries {
-			c := colls[cid]
+		for _, p := range b.Places {
+			c := colls[p.CollectionID]
 			// A stale copy is refreshed from another album's copy by
 			// every run, without a download, whether or not it is there.
-			if c == nil || c.Deleted || e.Deleted || e.Stale {
+			if c == nil || c.Deleted || p.Deleted || p.Stale {
 				continue
 			}
-			if partGone(r.dir, c.Folder, e) {
-				out = append(out, f.ID)
+			if partGone(r.dir, c.Folder, p.Name, p.Parts) {
+				out = append(out, b.ID)
 				return nil
 			}
 		}
@@ -41,14 +41,14 @@ func (r *run) missingLocally() ([]int64, error) {
 	return out, err
 }
 
-// partGone reports whether a part of entry e is missing from folder.
-func partGone(dir, folder string, e *state.Entry) bool {
-	parts := e.Parts
+// partGone reports whether a part of an entry (named name, of parts) is
+// missing from folder.
+func partGone(dir, folder, name string, parts []string) bool {
 	if len(parts) == 0 {
-		parts = []string{e.Name}
+		parts = []string{name}
 	}
-	for _, name := range parts {
-		p, err := layout.Join(dir, folder, name)
+	for _, part := range parts {
+		p, err := layout.Join(dir, folder, part)
 		if err != nil {
 			return false
 		}

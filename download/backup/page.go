@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
@@ -183,7 +182,6 @@ func record(it *catalog.Item, sf *state.File) *state.File {
 			rec.Entries[k] = &e
 		}
 	}
-	rec.Updated = time.Now().UTC()
 	return rec
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/catalog"
-	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/retry"
 )
 
@@ -80,16 +79,16 @@ func (r *run) plan(ctx context.Context, albums map[int64]*catalog.Album) (int64,
 		}
 		return nil
 	}
-	err := r.st.Files(func(f *state.File) error {
-		if (f.Status == state.Failed || f.Status == state.Skipped) && f.Pending != nil {
-			if a := albums[f.Pending.CollectionID]; a != nil && !a.Deleted && r.takeAlbum(a) {
-				return consider(f.Pending, a)
-			}
-		}
-		return nil
-	})
+	pending, err := r.pendingFiles()
 	if err != nil {
 		return 0, big, err
+	}
+	for _, f := range pending {
+		if a := albums[f.Pending.CollectionID]; a != nil && !a.Deleted && r.takeAlbum(a) {
+			if err := consider(f.Pending, a); err != nil {
+				return 0, big, err
+			}
+		}
 	}
 	ids := make([]int64, 0, len(albums))
 	for id := range albums {

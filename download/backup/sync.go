@@ -441,17 +441,37 @@ func (r *run) takeAlbum(a *catalog.Album) bool {
 	return r.o.Filter.TakeAlbum(filter.Album{ID: a.ID, Name: a.Name, OwnerID: a.OwnerID, Visibility: a.Visibility})
 }
 
+// pendingFiles are the failed and left-out files whose records keep a
+// diff entry to retry from.
+func (r *run) pendingFiles() ([]*state.File, error) {
+	var ids []int64
+	err := r.st.Briefs(func(b state.Brief) error {
+		if (b.Status == state.Failed || b.Status == state.Skipped) && b.Pending {
+			ids = append(ids, b.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*state.File, 0, len(ids))
+	for _, id := range ids {
+		f, err := r.st.File(id)
+		if err != nil {
+			return nil, err
+		}
+		if f != nil && (f.Status == state.Failed || f.Status == state.Skipped) && f.Pending != nil {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
 // retryFailed retries last run's failed files first, from their recorded
 // diff entries (in every album that listed them), before anything is
 // listed; and files earlier filters left out that this run's filters take.
 func (r *run) retryFailed(ctx context.Context, albums map[int64]*catalog.Album, cancel context.CancelCauseFunc) error {
-	var pending []*state.File
-	err := r.st.Files(func(f *state.File) error {
-		if (f.Status == state.Failed || f.Status == state.Skipped) && f.Pending != nil {
-			pending = append(pending, f)
-		}
-		return nil
-	})
+	pending, err := r.pendingFiles()
 	if err != nil {
 		return err
 	}

@@ -215,18 +215,25 @@ func (r *run) relinkFailed(rec *state.File, cid int64, err error) {
 // current copy; nothing is downloaded. A copy that fails again is counted
 // again.
 func (r *run) relinkStale() error {
-	var stale []*state.File
-	err := r.st.Files(func(f *state.File) error {
-		for _, e := range f.Entries {
-			if e.Stale && saved(f) {
-				stale = append(stale, f)
-				break
-			}
+	var ids []int64
+	err := r.st.Briefs(func(b state.Brief) error {
+		if b.Stale() && (b.Status == state.Saved || b.Status == state.HashMismatch) {
+			ids = append(ids, b.ID)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	var stale []*state.File
+	for _, id := range ids {
+		f, err := r.st.File(id)
+		if err != nil {
+			return err
+		}
+		if f != nil && saved(f) {
+			stale = append(stale, f)
+		}
 	}
 	for _, f := range stale {
 		src, _ := r.source(f)

@@ -29,7 +29,17 @@ var (
 	keyVersion        = []byte("version")
 )
 
-const schemaVersion = 1
+// schemaVersion 2 keeps a brief of each record (bucketBriefs); a state of
+// version 1 is given its briefs when a backup first opens it. A quak that
+// reads version 1 only refuses version 2, whose briefs it would not keep.
+const schemaVersion = 2
+
+var errCorruptBrief = errors.New("state: a file's brief is damaged")
+
+func versionText(v int) string { return fmt.Sprint(v) }
+
+// readable reports whether this quak reads a state of version v.
+func readable(v []byte) bool { return string(v) == "1" || string(v) == versionText(schemaVersion) }
 
 // ErrBusy reports that another process has the state open.
 var ErrBusy = errors.New("state is in use by another quak")
@@ -49,18 +59,30 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	current := false
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketMeta, bucketCollections, bucketFiles, bucketVerified, bucketResume} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
 		}
-		meta := tx.Bucket(bucketMeta)
-		if v := meta.Get(keyVersion); v != nil && string(v) != fmt.Sprint(schemaVersion) {
+		v := tx.Bucket(bucketMeta).Get(keyVersion)
+		if v != nil && !readable(v) {
 			return fmt.Errorf("state schema version %s, this quak reads %d", v, schemaVersion)
 		}
-		return meta.Put(keyVersion, []byte(fmt.Sprint(schemaVersion)))
+		current = string(v) == versionText(schemaVersion)
+		return nil
 	})
+	if err == nil && !current {
+		// A new state, or one of an older quak: brief every record, then
+		// say so. A crash before that starts the briefs again.
+		err = fillBriefs(db)
+		if err == nil {
+			err = db.Update(func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketMeta).Put(keyVersion, []byte(versionText(schemaVersion)))
+			})
+		}
+	}
 	if err != nil {
 		_ = db.Close()
 		return nil, err
@@ -87,7 +109,7 @@ func OpenReadOnly(path string) (*Store, error) {
 		if meta == nil || tx.Bucket(bucketFiles) == nil || tx.Bucket(bucketCollections) == nil {
 			return fmt.Errorf("%s is not a quak state database", path)
 		}
-		if v := meta.Get(keyVersion); string(v) != fmt.Sprint(schemaVersion) {
+		if v := meta.Get(keyVersion); !readable(v) {
 			return fmt.Errorf("state schema version %s, this quak reads %d", v, schemaVersion)
 		}
 		return nil
@@ -162,9 +184,9 @@ const (
 // Meta is the metadata a file's local copy reflects.
 type Meta struct {
 	Title            string   `json:"title"`
-	FileType         int      `json:"fileType"`
-	CreationTime     int64    `json:"creationTime"`
-	ModificationTime int64    `json:"modificationTime"`
+	FileType         int      `json:"fileType,omitempty"`
+	CreationTime     int64    `json:"creationTime,omitempty"`
+	ModificationTime int64    `json:"modificationTime,omitempty"`
 	Caption          string   `json:"caption,omitempty"`
 	Latitude         *float64 `json:"latitude,omitempty"`
 	Longitude        *float64 `json:"longitude,omitempty"`
@@ -229,7 +251,6 @@ type File struct {
 	// each of them.
 	Pending     *apiclient.File   `json:"pending,omitempty"`
 	PendingAlso []*apiclient.File `json:"pendingAlso,omitempty"`
-	Updated     time.Time         `json:"updated"`
 	// View is the file's place in the date view, if it has one.
 	View *View `json:"view,omitempty"`
 	// Trash lists the album copies --prune moved to the trash, so a file
@@ -291,22 +312,36 @@ func (s *Store) File(fileID int64) (*File, error) {
 		if v == nil {
 			return nil
 		}
-		f = &File{}
-		return json.Unmarshal(v, f)
+		var err error
+		f, err = decodeFile(v)
+		return err
 	})
 	return f, err
 }
 
 // Files calls fn for every file, in id order.
 func (s *Store) Files(fn func(*File) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketFiles).ForEach(func(_, v []byte) error {
-			f := &File{}
-			if err := json.Unmarshal(v, f); err != nil {
-				return err
-			}
-			return fn(f)
-		})
+	return s.db.View(func(tx *bolt.Tx) error { return eachFile(tx, fn) })
+}
+
+// releaseEvery is how many records a pass reads between two releases of
+// the pages it read.
+const releaseEvery = 1024
+
+// eachFile calls fn for every file of tx, in id order, keeping the pages
+// it reads from adding up in memory.
+func eachFile(tx *bolt.Tx, fn func(*File) error) error {
+	defer release(tx)
+	n := 0
+	return tx.Bucket(bucketFiles).ForEach(func(_, v []byte) error {
+		if n++; n%releaseEvery == 0 {
+			release(tx)
+		}
+		f, err := decodeFile(v)
+		if err != nil {
+			return err
+		}
+		return fn(f)
 	})
 }
 
@@ -314,9 +349,17 @@ func (s *Store) Files(fn func(*File) error) error {
 // advanced cursor), in one transaction.
 func (s *Store) Commit(files []*File, c *Collection) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketFiles)
+		b, bb := tx.Bucket(bucketFiles), tx.Bucket(bucketBriefs)
+		b.FillPercent, bb.FillPercent = filesFill, filesFill
 		for _, f := range files {
-			if err := put(b, id(f.ID), f); err != nil {
+			v, err := encodeFile(f)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(id(f.ID), v); err != nil {
+				return err
+			}
+			if err := bb.Put(id(f.ID), briefOf(f).encode()); err != nil {
 				return err
 			}
 		}

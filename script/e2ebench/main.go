@@ -74,8 +74,8 @@ func run(quak, fake, only string) error {
 		{name: "50k x 1 KiB", files: 50_000, size: 1 << 10, rerun: true, target: "peak RSS flat with the library"},
 		{name: "100k x 1 KiB", files: 100_000, size: 1 << 10, rerun: true, target: "peak RSS <= 100 MiB, rerun <= 2 s"},
 	}
-	fmt.Printf("%-14s %10s %10s %10s %12s %10s %11s %14s %11s %14s   %s\n", "library", "time", "files/s", "MB/s", "peak RSS", "quak CPU",
-		"server CPU", "no-change", "CPU s/GiB", "syscalls/file", "target")
+	fmt.Printf("%-14s %10s %10s %10s %12s %10s %11s %14s %14s %11s %14s   %s\n", "library", "time", "files/s", "MB/s", "peak RSS", "quak CPU",
+		"server CPU", "no-change", "no-change RSS", "CPU s/GiB", "syscalls/file", "target")
 	for _, sc := range scenarios {
 		if only != "" && !strings.Contains(sc.name, only) {
 			continue
@@ -186,13 +186,13 @@ func measure(quak, fake string, sc scenario) error {
 	}
 	written := lastWritten
 	serverCPU := cpuOf(server.Process.Pid) - before
-	again := "-"
+	again, againRSS := "-", "-"
 	if sc.rerun {
-		t, _, err := quakRun(quak, env, backupCmd(dir)...)
+		t, rss, err := quakRun(quak, env, backupCmd(dir)...)
 		if err != nil {
 			return err
 		}
-		again = t.Round(time.Millisecond).String()
+		again, againRSS = t.Round(time.Millisecond).String(), fmt.Sprintf("%.1f MiB", float64(rss)/1024)
 	}
 	mb := float64(int64(sc.files)*sc.size) / 1e6
 	gib := float64(int64(sc.files)*sc.size) / (1 << 30)
@@ -209,9 +209,9 @@ func measure(quak, fake string, sc scenario) error {
 	} else if n := syscallsOf(quak, env, traced); n >= 0 {
 		calls = fmt.Sprintf("%.1f", float64(n)/float64(sc.files))
 	}
-	fmt.Printf("%-14s %10s %10.0f %10.0f %9.1f MiB %10s %11s %14s %11.2f %14s   %s\n", sc.name, elapsed.Round(time.Millisecond),
+	fmt.Printf("%-14s %10s %10.0f %10.0f %9.1f MiB %10s %11s %14s %14s %11.2f %14s   %s\n", sc.name, elapsed.Round(time.Millisecond),
 		float64(sc.files)/elapsed.Seconds(), mb/elapsed.Seconds(), float64(rss)/1024, cpu.Round(time.Millisecond),
-		serverCPU.Round(time.Millisecond), again, cpu.Seconds()/gib, calls, sc.target)
+		serverCPU.Round(time.Millisecond), again, againRSS, cpu.Seconds()/gib, calls, sc.target)
 	if saved := int64(sc.files) * sc.size; saved > 0 {
 		fmt.Printf("%14s bytes written per byte saved: %.2f\n", "", float64(written)/float64(saved))
 	}
