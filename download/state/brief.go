@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/binary"
+	"hash/crc32"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
@@ -54,7 +55,9 @@ const (
 	placeDeleted = 1
 	placeStale   = 2
 	placeParts   = 4 // its parts are not just its name
+	placeFlags   = placeDeleted | placeStale | placeParts
 	statusCoded  = 4
+	briefCRC     = 4     // a CRC-32C of the rest ends every brief
 	briefsBatch  = 10000 // records a transaction briefs when a state is first given briefs
 )
 
@@ -110,15 +113,29 @@ func (b Brief) encode() []byte {
 			}
 		}
 	}
-	return v
+	return sealed(v)
 }
+
+// sealed ends v with its CRC-32C: a brief changed on disk, even one that
+// still decodes, is told from the one quak wrote.
+func sealed(v []byte) []byte { return binary.BigEndian.AppendUint32(v, crc32.Checksum(v, castagnoli)) }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func appendString(v []byte, s string) []byte {
 	return append(binary.AppendUvarint(v, uint64(len(s))), s...)
 }
 
 func decodeBrief(k, v []byte) (Brief, error) {
-	if len(k) != 8 || len(v) < briefHead || int(v[0]) > statusCoded {
+	if len(k) != 8 || len(v) < briefHead+briefCRC {
+		return Brief{}, errCorruptBrief
+	}
+	body := v[:len(v)-briefCRC]
+	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(v[len(body):]) {
+		return Brief{}, errCorruptBrief
+	}
+	v = body
+	if int(v[0]) > statusCoded || v[1]&^flagPending != 0 {
 		return Brief{}, errCorruptBrief
 	}
 	b := Brief{ID: int64(binary.BigEndian.Uint64(k)), Status: statusCodes[v[0]], Size: int64(binary.BigEndian.Uint64(v[2:])),
@@ -131,6 +148,9 @@ func decodeBrief(k, v []byte) (Brief, error) {
 	for ; places > 0 && r.err == nil; places-- {
 		p := Place{CollectionID: r.varint()}
 		fl := r.byte()
+		if fl&^placeFlags != 0 {
+			return Brief{}, errCorruptBrief
+		}
 		p.Deleted, p.Stale = fl&placeDeleted != 0, fl&placeStale != 0
 		p.Name = r.string()
 		if fl&placeParts == 0 {
@@ -202,14 +222,19 @@ func (r *briefReader) string() string {
 
 // Briefs calls fn with the brief of every file, in id order. A state no
 // backup of this quak has opened yet (read-only) has no briefs: they are
-// then made from the records.
+// then made from the records. A brief that is damaged (its checksum fails)
+// is made from its record instead, and written again afterwards when the
+// state is open for writing; a brief whose record is gone is dropped. Only
+// a damaged record is an error.
 func (s *Store) Briefs(fn func(Brief) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	var damaged [][]byte
+	err := s.db.View(func(tx *bolt.Tx) error {
 		bb := tx.Bucket(bucketBriefs)
 		if bb == nil || string(tx.Bucket(bucketMeta).Get(keyVersion)) != versionText(schemaVersion) {
 			return eachFile(tx, func(f *File) error { return fn(briefOf(f)) })
 		}
 		defer release(tx)
+		files := tx.Bucket(bucketFiles)
 		n := 0
 		return bb.ForEach(func(k, v []byte) error {
 			if n++; n%(releaseEvery*16) == 0 {
@@ -217,10 +242,42 @@ func (s *Store) Briefs(fn func(Brief) error) error {
 			}
 			b, err := decodeBrief(k, v)
 			if err != nil {
-				return err
+				damaged = append(damaged, append([]byte(nil), k...))
+				rec := files.Get(k)
+				if rec == nil {
+					return nil // a brief left of a record that is gone
+				}
+				f, ferr := decodeFile(rec)
+				if ferr != nil {
+					return ferr
+				}
+				b = briefOf(f)
 			}
 			return fn(b)
 		})
+	})
+	if err != nil || len(damaged) == 0 || s.db.IsReadOnly() {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		files, bb := tx.Bucket(bucketFiles), tx.Bucket(bucketBriefs)
+		for _, k := range damaged {
+			rec := files.Get(k)
+			if rec == nil {
+				if err := bb.Delete(k); err != nil {
+					return err
+				}
+				continue
+			}
+			f, err := decodeFile(rec)
+			if err != nil {
+				return err
+			}
+			if err := bb.Put(k, briefOf(f).encode()); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

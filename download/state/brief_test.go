@@ -177,3 +177,153 @@ func TestBriefsMadeInPartAreNotRead(t *testing.T) {
 	defer func() { _ = s.Close() }()
 	assert.Equal(t, wantBriefs, briefs(t, s), "and a backup makes them all again")
 }
+
+// rawUpdate changes the state at path with bbolt directly, as damage or
+// another tool would.
+func rawUpdate(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(fn))
+	require.NoError(t, db.Close())
+}
+
+func twoFiles() []*File {
+	return []*File{
+		{ID: 1, Status: Saved, Size: 10, Entries: map[int64]*Entry{7: {Name: "a.jpg", Parts: []string{"a.jpg"}}}},
+		{ID: 2, Status: Failed, Size: 20, Pending: &apiclient.File{ID: 2},
+			Entries: map[int64]*Entry{7: {Name: "b.jpg", Parts: []string{"b.jpg"}, Deleted: true}}},
+	}
+}
+
+func allBriefs(t *testing.T, s *Store) []Brief {
+	t.Helper()
+	var out []Brief
+	require.NoError(t, s.Briefs(func(b Brief) error { out = append(out, b); return nil }))
+	return out
+}
+
+// A brief cut short, or changed so that it still decodes (a failed file
+// made to read as saved and not pending), is made from its record instead,
+// and written again: a damaged brief neither stops the backup nor hides a
+// file from its retries and counts.
+func TestADamagedBriefIsMadeFromItsRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(path)
+	require.NoError(t, err)
+	files := twoFiles()
+	require.NoError(t, s.Commit(files, nil))
+	require.NoError(t, s.Close())
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
+		bb := tx.Bucket(bucketBriefs)
+		if err := bb.Put(id(1), bb.Get(id(1))[:4]); err != nil {
+			return err
+		}
+		v := append([]byte(nil), bb.Get(id(2))...)
+		v[0], v[1] = 1, 0 // saved, not pending
+		return bb.Put(id(2), v)
+	})
+
+	s, err = Open(path)
+	require.NoError(t, err)
+	want := []Brief{briefOf(files[0]), briefOf(files[1])}
+	assert.Equal(t, want, allBriefs(t, s))
+	require.NoError(t, s.Close())
+	// Written again: read straight from the briefs bucket, both decode.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.View(func(tx *bolt.Tx) error {
+		for i, k := range [][]byte{id(1), id(2)} {
+			b, err := decodeBrief(k, tx.Bucket(bucketBriefs).Get(k))
+			require.NoError(t, err)
+			assert.Equal(t, want[i], b)
+		}
+		return nil
+	}))
+}
+
+// A brief whose checksum holds but whose flags are none quak writes is
+// damaged too.
+func TestUnknownBriefFlagsAreDamage(t *testing.T) {
+	v := briefOf(twoFiles()[0]).encode()
+	body := append([]byte(nil), v[:len(v)-briefCRC]...)
+	body[1] |= 0x80
+	_, err := decodeBrief(id(1), sealed(body))
+	assert.ErrorIs(t, err, errCorruptBrief)
+	body = append([]byte(nil), v[:len(v)-briefCRC]...)
+	body[len(body)-len("a.jpg")-2] |= 0x40 // the place's flags
+	_, err = decodeBrief(id(1), sealed(body))
+	assert.ErrorIs(t, err, errCorruptBrief)
+	_, err = decodeBrief(id(1), v)
+	assert.NoError(t, err, "as written")
+}
+
+// A damaged brief whose record is gone is dropped; a damaged record is
+// still an error.
+func TestADamagedBriefWithoutItsRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(path)
+	require.NoError(t, err)
+	require.NoError(t, s.Commit(twoFiles(), nil))
+	require.NoError(t, s.Close())
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketBriefs).Put(id(1), []byte("junk")); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketFiles).Delete(id(1))
+	})
+	s, err = Open(path)
+	require.NoError(t, err)
+	got := allBriefs(t, s)
+	require.Len(t, got, 1)
+	assert.Equal(t, int64(2), got[0].ID)
+	require.NoError(t, s.Close())
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketBriefs).Get(id(1)) != nil {
+			t.Error("the brief of a record that is gone was kept")
+		}
+		if err := tx.Bucket(bucketBriefs).Put(id(2), []byte("junk")); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketFiles).Put(id(2), []byte("{not a record"))
+	})
+	s, err = Open(path)
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Error(t, s.Briefs(func(Brief) error { return nil }))
+}
+
+// A state read-only (quak status, verify) with a damaged brief reads it
+// from the record and writes nothing.
+func TestADamagedBriefReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(path)
+	require.NoError(t, err)
+	files := twoFiles()
+	require.NoError(t, s.Commit(files, nil))
+	require.NoError(t, s.Close())
+	rawUpdate(t, path, func(tx *bolt.Tx) error { return tx.Bucket(bucketBriefs).Put(id(1), []byte("junk")) })
+	ro, err := OpenReadOnly(path)
+	require.NoError(t, err)
+	defer ro.Close()
+	assert.Equal(t, []Brief{briefOf(files[0]), briefOf(files[1])}, allBriefs(t, ro))
+}
+
+// A state of this version whose briefs bucket is gone is briefed again
+// when opened, and saves as before.
+func TestAStateWithoutItsBriefsBucket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(path)
+	require.NoError(t, err)
+	files := twoFiles()
+	require.NoError(t, s.Commit(files, nil))
+	require.NoError(t, s.Close())
+	rawUpdate(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketBriefs) })
+	s, err = Open(path)
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, []Brief{briefOf(files[0]), briefOf(files[1])}, allBriefs(t, s))
+	assert.NoError(t, s.Commit([]*File{{ID: 3, Status: Saved}}, nil))
+	assert.Len(t, allBriefs(t, s), 3)
+}

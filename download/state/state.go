@@ -70,7 +70,9 @@ func Open(path string) (*Store, error) {
 		if v != nil && !readable(v) {
 			return fmt.Errorf("state schema version %s, this quak reads %d", v, schemaVersion)
 		}
-		current = string(v) == versionText(schemaVersion)
+		// Without its briefs (a bucket lost to damage) the state is
+		// briefed again, as one of an older quak is.
+		current = string(v) == versionText(schemaVersion) && tx.Bucket(bucketBriefs) != nil
 		return nil
 	})
 	if err == nil && !current {
