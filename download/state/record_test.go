@@ -74,12 +74,18 @@ func TestCompactRecordRoundTrip(t *testing.T) {
 	m2.Latitude = &lat2
 	other := m
 	other.Caption = "edited"
+	moved, elsewhere, east := m, 9.5, 7.5
+	moved.Latitude, moved.Longitude = &elsewhere, &east
+	noPlace := m
+	noPlace.Latitude, noPlace.Longitude = nil, nil
 	files := []*File{
 		{ID: 1, Meta: m, LocalHash: "h1:h2", Status: Saved, Entries: map[int64]*Entry{
 			1: {Name: "a.jpg", Parts: []string{"a.jpg"}, Meta: m2},
 			2: {Name: "a.jpg", Parts: []string{"a.HEIC", "a.MOV"}, Meta: other, Sidecars: []string{"a.xmp"}},
 			3: {Name: "b.jpg", Parts: []string{}, Meta: m, Stale: true},
 			4: {Name: "c.jpg", Meta: Meta{}},
+			5: {Name: "d.jpg", Parts: []string{"e.jpg"}, Meta: moved},
+			6: {Name: "f.jpg", Parts: []string{"f.jpg"}, Meta: noPlace},
 		}},
 		{ID: 2, Meta: m, LocalHash: "", Status: Failed, Entries: map[int64]*Entry{}},
 		{ID: 3, Meta: m, LocalHash: "other", Status: HashMismatch, Entries: map[int64]*Entry{}},
