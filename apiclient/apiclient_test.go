@@ -444,7 +444,7 @@ func TestAStuckReadNeverWritesIntoAnotherBodysBuffer(t *testing.T) {
 	waitFor(t, entered)
 	first.Body.Close()
 
-	second := get()
+	second := get() //nolint:bodyclose // closed just below
 	defer second.Body.Close()
 	got := make([]byte, 64<<10)
 	read := make(chan int, 1)

@@ -232,7 +232,7 @@ func TestADamagedBriefIsMadeFromItsRecord(t *testing.T) {
 	// Written again: read straight from the briefs bucket, both decode.
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
 	require.NoError(t, err)
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	require.NoError(t, db.View(func(tx *bolt.Tx) error {
 		for i, k := range [][]byte{id(1), id(2)} {
 			b, err := decodeBrief(k, tx.Bucket(bucketBriefs).Get(k))
@@ -290,7 +290,7 @@ func TestADamagedBriefWithoutItsRecord(t *testing.T) {
 	})
 	s, err = Open(path)
 	require.NoError(t, err)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	assert.Error(t, s.Briefs(func(Brief) error { return nil }))
 }
 
@@ -306,7 +306,7 @@ func TestADamagedBriefReadOnly(t *testing.T) {
 	rawUpdate(t, path, func(tx *bolt.Tx) error { return tx.Bucket(bucketBriefs).Put(id(1), []byte("junk")) })
 	ro, err := OpenReadOnly(path)
 	require.NoError(t, err)
-	defer ro.Close()
+	defer func() { _ = ro.Close() }()
 	assert.Equal(t, []Brief{briefOf(files[0]), briefOf(files[1])}, allBriefs(t, ro))
 }
 
@@ -322,7 +322,7 @@ func TestAStateWithoutItsBriefsBucket(t *testing.T) {
 	rawUpdate(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketBriefs) })
 	s, err = Open(path)
 	require.NoError(t, err)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	assert.Equal(t, []Brief{briefOf(files[0]), briefOf(files[1])}, allBriefs(t, s))
 	assert.NoError(t, s.Commit([]*File{{ID: 3, Status: Saved}}, nil))
 	assert.Len(t, allBriefs(t, s), 3)
