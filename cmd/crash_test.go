@@ -199,7 +199,7 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 	bin := buildQuak(t)
 	e, s, u, dir := loggedIn(t)
 	f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 9})
-	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(3<<20))
+	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID))
 	if code, stderr := signalWhenStalled(t, bin, e, s, os.Interrupt, "backup", dir); code != exitInterrupt {
 		t.Fatalf("exit code %d, want %d; stderr %q", code, exitInterrupt, stderr)
 	}

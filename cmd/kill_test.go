@@ -25,10 +25,7 @@ func TestKilledDuringADownload(t *testing.T) {
 	e, s, u, dir := loggedIn(t)
 	a := u.AddAlbum("Videos")
 	f := a.AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 7})
-	// Stall deep into the body, inside its first range of 4 MiB (the file
-	// comes as several): loopback socket buffers hold far less than 3 MiB,
-	// so by then quak has its temp file.
-	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(3<<20))
+	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID))
 
 	signalWhenStalled(t, bin, e, s, syscall.SIGKILL, "backup", dir) // in the middle of the file
 
@@ -59,7 +56,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	bin := buildQuak(t)
 	e, s, u, dir := loggedIn(t)
 	f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 8})
-	s.Inject(fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID), enteapitest.StallAfter(3<<20))
+	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID))
 	if code, stderr := signalWhenStalled(t, bin, e, s, syscall.SIGTERM, "backup", dir); code != exitTerminated {
 		t.Fatalf("exit code %d, want %d; stderr %q", code, exitTerminated, stderr)
 	}
@@ -69,6 +66,18 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "Videos", "long.mp4")); !os.IsNotExist(err) {
 		t.Fatalf("an interrupted download has a final name: %v", err)
 	}
+}
+
+// stallMidFile stalls the download of a large file at its sixth range.
+// The file comes as ranges into download.DefaultStreams+1 buffers, so the
+// first five ranges can arrive before quak writes anything; a sixth is
+// asked for only once quak has written the first range to its temp file.
+func stallMidFile(s *enteapitest.Server, route string) {
+	first := make([]enteapitest.Fault, download.DefaultStreams+1)
+	for i := range first {
+		first[i] = enteapitest.Pass()
+	}
+	s.Inject(route, append(first, enteapitest.StallAfter(1<<20))...)
 }
 
 // signalWhenStalled runs the quak binary with args under e's config, sends
