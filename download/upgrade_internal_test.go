@@ -38,10 +38,17 @@ func newUpgradeFixture(t *testing.T) *upgradeFixture {
 	t.Helper()
 	s := enteapitest.New(enteapitest.Config{})
 	t.Cleanup(s.Close)
+	return newUpgradeFixtureOn(t, s, nil)
+}
+
+// newUpgradeFixtureOn is newUpgradeFixture on s, through hc (nil: the
+// default client).
+func newUpgradeFixtureOn(t *testing.T, s *enteapitest.Server, hc *http.Client) *upgradeFixture {
+	t.Helper()
 	u := s.AddUser("a@example.org", "pw", enteapitest.UserOptions{})
 	al := u.AddAlbum("album")
 	file := al.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 40 << 20, Seed: 9})
-	c := s.Client(nil).WithToken(u.Token())
+	c := s.Client(hc).WithToken(u.Token())
 	e, err := c.CollectionFile(context.Background(), al.ID, file.ID)
 	require.NoError(t, err)
 	p := retry.Default()
@@ -162,17 +169,7 @@ func TestALargeFileLeftAsOneStreamEndsOverHTTP2(t *testing.T) {
 	tr := ts.Client().Transport.(*http.Transport).Clone()
 	tr.ForceAttemptHTTP2 = true
 	hc := &http.Client{Transport: apiclient.NewDeadlineTransport(h2Store{store: storeURL, proxy: proxyURL, tls: tr}, apiclient.DefaultDeadlines())}
-	u := s.AddUser("a@example.org", "pw", enteapitest.UserOptions{})
-	al := u.AddAlbum("album")
-	file := al.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 20 << 20, Seed: 9})
-	c := s.Client(hc).WithToken(u.Token())
-	e, err := c.CollectionFile(context.Background(), al.ID, file.ID)
-	require.NoError(t, err)
-	p := retry.Default()
-	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-	f := &Fetcher{Client: c, Policy: p, Streams: 4, StreamAbove: 8 << 20, MultiFiles: 1}
-	require.True(t, f.ticket(), "another file holds the only place all along")
-	target := Target{FileID: file.ID, Key: file.Key(), Header: e.File.DecryptionHeader, Size: e.Info.FileSize}
+	fx := newUpgradeFixtureOn(t, s, hc) // the test holds the only place all along
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type result struct {
@@ -181,7 +178,7 @@ func TestALargeFileLeftAsOneStreamEndsOverHTTP2(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		p, err := f.Fetch(ctx, target, t.TempDir())
+		p, err := fx.f.Fetch(ctx, fx.t, t.TempDir())
 		done <- result{p, err}
 	}()
 	select {
@@ -190,8 +187,8 @@ func TestALargeFileLeftAsOneStreamEndsOverHTTP2(t *testing.T) {
 		defer r.p.Discard()
 		got, err := os.ReadFile(r.p.Path())
 		require.NoError(t, err)
-		assert.True(t, bytes.Equal(file.Plaintext(), got), "content differs")
-		assert.Equal(t, []string{""}, s.Ranges(fmt.Sprintf("GET /store/%d/file-%d", u.ID, file.ID)), "one stream to the end")
+		assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
+		assert.Equal(t, []string{""}, s.Ranges(fx.route), "one stream to the end")
 	case <-time.After(20 * time.Second):
 		cancel()
 		t.Fatal("the download never ended")

@@ -13,7 +13,6 @@ import (
 type Timers struct {
 	mu      sync.Mutex
 	armed   map[*fakeTimer]bool
-	seq     int
 	pending map[time.Duration]int
 	arming  chan struct{} // a value each time a timer is armed
 }
@@ -25,7 +24,6 @@ func NewTimers() *Timers {
 
 type fakeTimer struct {
 	t   *Timers
-	seq int // arming order
 	d   time.Duration
 	c   chan time.Time
 	key string // RequestKey of its request, when made by For
@@ -74,8 +72,7 @@ func (t *Timers) For(req *http.Request, d time.Duration) apiclient.Timer {
 func (t *Timers) arm(d time.Duration, key string) apiclient.Timer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.seq++
-	f := &fakeTimer{t: t, seq: t.seq, d: d, c: make(chan time.Time, 1), key: key}
+	f := &fakeTimer{t: t, d: d, c: make(chan time.Time, 1), key: key}
 	if t.pending[d] > 0 {
 		t.pending[d]--
 		f.c <- time.Time{}
@@ -89,34 +86,6 @@ func (t *Timers) arm(d time.Duration, key string) apiclient.Timer {
 	return f
 }
 
-// FireArmed expires the armed timers of duration d, waiting (at most
-// bound) for one to be armed, and never carries a fire to a later timer:
-// for soaks, where a stalled request may already have been given up.
-func (t *Timers) FireArmed(d, bound time.Duration) bool {
-	deadline := time.NewTimer(bound)
-	defer deadline.Stop()
-	for {
-		t.mu.Lock()
-		fired := false
-		for f := range t.armed {
-			if f.d == d {
-				delete(t.armed, f)
-				f.c <- time.Time{}
-				fired = true
-			}
-		}
-		t.mu.Unlock()
-		if fired {
-			return true
-		}
-		select {
-		case <-t.arming:
-		case <-deadline.C:
-			return false
-		}
-	}
-}
-
 // FireFor expires the armed timers of duration d made by For for the
 // request named key (RequestKey), waiting at most bound for one to be
 // armed: only the stalled request's deadline passes, whatever else is in
@@ -126,14 +95,7 @@ func (t *Timers) FireFor(key string, d, bound time.Duration) bool {
 	defer deadline.Stop()
 	for {
 		t.mu.Lock()
-		fired := false
-		for f := range t.armed {
-			if f.d == d && f.key == key {
-				delete(t.armed, f)
-				f.c <- time.Time{}
-				fired = true
-			}
-		}
+		fired := t.expire(func(f *fakeTimer) bool { return f.d == d && f.key == key })
 		t.mu.Unlock()
 		if fired {
 			return true
@@ -146,35 +108,18 @@ func (t *Timers) FireFor(key string, d, bound time.Duration) bool {
 	}
 }
 
-// FireOldest expires the armed timer of duration d armed first (waiting
-// at most bound for one): with several requests in flight, the one that
-// stalled is the one whose timer has waited longest, while those that
-// still move re-arm theirs.
-func (t *Timers) FireOldest(d, bound time.Duration) bool {
-	deadline := time.NewTimer(bound)
-	defer deadline.Stop()
-	for {
-		t.mu.Lock()
-		var oldest *fakeTimer
-		for f := range t.armed {
-			if f.d == d && (oldest == nil || f.seq < oldest.seq) {
-				oldest = f
-			}
-		}
-		if oldest != nil {
-			delete(t.armed, oldest)
-			oldest.c <- time.Time{}
-		}
-		t.mu.Unlock()
-		if oldest != nil {
-			return true
-		}
-		select {
-		case <-t.arming:
-		case <-deadline.C:
-			return false
+// expire fires and disarms every armed timer match accepts, reporting
+// whether there was one; t.mu is held.
+func (t *Timers) expire(match func(*fakeTimer) bool) bool {
+	fired := false
+	for f := range t.armed {
+		if match(f) {
+			delete(t.armed, f)
+			f.c <- time.Time{}
+			fired = true
 		}
 	}
+	return fired
 }
 
 // Fire expires every armed timer of duration d; when none is armed, the
@@ -182,15 +127,7 @@ func (t *Timers) FireOldest(d, bound time.Duration) bool {
 func (t *Timers) Fire(d time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fired := false
-	for f := range t.armed {
-		if f.d == d {
-			delete(t.armed, f)
-			f.c <- time.Time{}
-			fired = true
-		}
-	}
-	if !fired {
+	if !t.expire(func(f *fakeTimer) bool { return f.d == d }) {
 		t.pending[d]++
 	}
 }
