@@ -122,7 +122,7 @@ func (c *Client) openRange(ctx context.Context, path, rng string) (*Object, erro
 			return o, nil
 		}
 		loc, lerr := resp.Location()
-		resp.Body.Close()
+		drain(resp.Body)
 		if lerr != nil || hop >= maxRedirects {
 			return nil, &errs.ApiError{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode,
 				Message: "redirect without a usable Location, or too many"}
@@ -130,6 +130,19 @@ func (c *Client) openRange(ctx context.Context, path, rng string) (*Object, erro
 		u = loc
 	}
 }
+
+// drain reads what is left of a body museum sent with a redirect (Go's
+// http.Redirect writes a short HTML page), so that its connection goes back
+// to the pool instead of being closed: a new connection per file costs a
+// round trip, two more with TLS. A body longer than maxDrain is not worth
+// reading, and its connection is closed.
+func drain(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
+	body.Close()
+}
+
+// maxDrain is the most of an unwanted body read to keep its connection.
+const maxDrain = 64 << 10
 
 // FilesInfo returns the recorded ciphertext sizes of owned files.
 func (c *Client) FilesInfo(ctx context.Context, fileIDs []int64) (map[int64]FileInfo, error) {

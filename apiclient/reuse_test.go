@@ -1,0 +1,101 @@
+package apiclient_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+)
+
+// dialCounter counts the connections a transport opens, by address.
+type dialCounter struct {
+	mu    sync.Mutex
+	dials map[string]int
+}
+
+func (d *dialCounter) transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	var dialer net.Dialer
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d.mu.Lock()
+		d.dials[addr]++
+		d.mu.Unlock()
+		return dialer.DialContext(ctx, network, addr)
+	}
+	return t
+}
+
+func (d *dialCounter) of(rawURL string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dials[rawURL[len("http://"):]]
+}
+
+// museum answers a download with a redirect that carries a short HTML page.
+// Left unread, it costs the connection: every file would open a new one to
+// museum (a round trip, and two more for TLS, per file).
+func TestDownloadsReuseTheirConnections(t *testing.T) {
+	s := newServer(t, enteapitest.Config{})
+	u := s.AddUser("alice@example.org", "correct horse", enteapitest.UserOptions{})
+	a := u.AddAlbum("a")
+	var files []*enteapitest.File
+	for i := range 5 {
+		files = append(files, a.AddFile(enteapitest.FileSpec{Title: "p.jpg", Data: bytes.Repeat([]byte{byte(i)}, 3000)}))
+	}
+	dc := &dialCounter{dials: map[string]int{}}
+	hc := &http.Client{Transport: apiclient.NewDeadlineTransport(dc.transport(), apiclient.DefaultDeadlines())}
+	c := s.Client(hc).WithToken(u.Token())
+
+	for _, f := range files {
+		o, err := c.DownloadFile(context.Background(), f.ID)
+		require.NoError(t, err)
+		_, err = io.Copy(io.Discard, o.Body)
+		require.NoError(t, err)
+		require.NoError(t, o.Body.Close())
+	}
+	assert.Equal(t, 1, dc.of(s.API.URL), "connections opened to the API server")
+	assert.Equal(t, 1, dc.of(s.Store.URL), "connections opened to the object store")
+}
+
+// A redirect whose page never ends is read no further than a page: the
+// download goes on, on a new connection.
+func TestAnEndlessRedirectPageIsNotRead(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/files/download/1", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "/object")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+		page := bytes.Repeat([]byte("<p>moved</p>"), 1000)
+		for r.Context().Err() == nil {
+			if _, err := w.Write(page); err != nil {
+				return
+			}
+		}
+	})
+	mux.HandleFunc("/object", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("object"))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c, err := apiclient.New(srv.URL, &http.Client{}, "test")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	o, err := c.DownloadFile(ctx, 1)
+	require.NoError(t, err)
+	got, err := io.ReadAll(o.Body)
+	require.NoError(t, err)
+	require.NoError(t, o.Body.Close())
+	assert.Equal(t, "object", string(got))
+}
