@@ -412,6 +412,7 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 		rs.drop()
 		return nil, err
 	}
+	defer r.Release()
 	base, resumed := rs.plain, rs.active()
 	if f.Save != nil && f.SaveAbove > 0 && size > f.SaveAbove && !rs.whole {
 		saved, every := rs.cp.Offset, SaveSpacing(size)

@@ -72,12 +72,25 @@ func newReader(key, header []byte, src io.Reader, size int64, chunkSize int) (*R
 		src:   limited,
 		raw:   src,
 		st:    st,
-		buf:   make([]byte, headroom+int(wire)),
+		buf:   takeBuf(headroom + int(wire)),
 		chunk: chunkSize + Overhead,
 		want:  size,
 		plain: true,
 	}, nil
 }
+
+// Release gives r's buffer back for other Readers to use. r is unusable
+// afterwards: every Read fails. Call it once the stream's bytes are written
+// wherever they go (nothing may still hold a slice of them).
+func (r *Reader) Release() {
+	if r.buf != nil {
+		giveBuf(r.buf)
+	}
+	r.buf, r.out, r.err = nil, nil, errReleased
+}
+
+// errReleased is what a Reader says once its buffer is given back.
+var errReleased = errors.New("secretstream: reader used after Release")
 
 // reset makes r read a new stream from the same source, keeping its buffer.
 func (r *Reader) reset(key, header []byte, size int64) {

@@ -78,7 +78,7 @@ func Resume(cp Checkpoint, src io.Reader, size int64) (*Reader, error) {
 		src:    limited,
 		raw:    src,
 		st:     st,
-		buf:    make([]byte, headroom+int(max(wire, 1))),
+		buf:    takeBuf(headroom + int(max(wire, 1))),
 		chunk:  ChunkSize + Overhead,
 		chunks: cp.Chunks,
 		got:    cp.Offset,

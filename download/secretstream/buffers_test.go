@@ -1,0 +1,99 @@
+package secretstream
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/errs"
+)
+
+// reused reports whether a buffer given back comes out again for size n.
+// The pool may drop what it is given (always a quarter of it under -race),
+// so it is tried a few times.
+func reused(n int) bool {
+	for range 20 {
+		b := takeBuf(n)
+		giveBuf(b)
+		c := takeBuf(n)
+		if unsafe.SliceData(b) == unsafe.SliceData(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestBuffersAreKeptBySize(t *testing.T) {
+	for _, n := range []int{64, 4096, 4097, 1<<20 + 81, 4 << 20, fullBuf} {
+		b := takeBuf(n)
+		assert.Len(t, b, n)
+		assert.True(t, reused(n), "a buffer of %d bytes is not kept", n)
+	}
+	assert.Equal(t, fullBuf, cap(takeBuf(fullBuf)), "a whole chunk's buffer is not rounded up")
+	assert.Equal(t, 2<<20, cap(takeBuf(1<<20+81)))
+	assert.Equal(t, 4096, cap(takeBuf(100)))
+	// Between 4 MiB and a whole chunk (never asked for by Ente's streams),
+	// and beyond, buffers are made to measure and not kept.
+	assert.Equal(t, 4<<20+1, cap(takeBuf(4<<20+1)))
+	assert.False(t, reused(4<<20+1))
+	assert.False(t, reused(fullBuf+1))
+}
+
+func TestAReleasedReaderReadsNothing(t *testing.T) {
+	v, _ := multi(t)
+	r, err := newReader(v.Key, v.Header, bytes.NewReader(v.Ciphertext), int64(len(v.Ciphertext)), v.ChunkSize)
+	require.NoError(t, err)
+	buf := make([]byte, 10)
+	_, err = r.Read(buf)
+	require.NoError(t, err)
+	r.Release()
+	r.Release()
+	n, err := r.Read(buf)
+	assert.Zero(t, n)
+	assert.ErrorIs(t, err, errReleased)
+	_, err = r.WriteTo(io.Discard)
+	assert.ErrorIs(t, err, errReleased)
+}
+
+// A buffer handed from a complete stream to a cut one keeps none of the
+// first stream's bytes in what the second gives out.
+func TestAReusedBufferGivesOutOnlyItsOwnStream(t *testing.T) {
+	key := bytes.Repeat([]byte{5}, KeySize)
+	header := bytes.Repeat([]byte{6}, HeaderSize)
+	first := bytes.Repeat([]byte{0xAA}, 3000)
+	ct1, err := encrypt(key, header, first, ChunkSize)
+	require.NoError(t, err)
+	second := bytes.Repeat([]byte{0x55}, 2000)
+	ct2, err := encrypt(key, header, second, ChunkSize)
+	require.NoError(t, err)
+
+	for range 20 {
+		r, err := NewReader(key, header, bytes.NewReader(ct1), int64(len(ct1)))
+		require.NoError(t, err)
+		got, err := io.ReadAll(r)
+		require.NoError(t, err)
+		require.Equal(t, first, got)
+		r.Release()
+
+		// The second stream, cut before its end, in the same size class.
+		r, err = NewReader(key, header, bytes.NewReader(ct2[:len(ct2)-5]), int64(len(ct2)))
+		require.NoError(t, err)
+		got, err = io.ReadAll(r)
+		var te *errs.TruncatedStreamError
+		require.True(t, errors.As(err, &te), "got %v", err)
+		assert.Empty(t, got)
+		r.Release()
+
+		r, err = NewReader(key, header, bytes.NewReader(ct2), int64(len(ct2)))
+		require.NoError(t, err)
+		got, err = io.ReadAll(r)
+		require.NoError(t, err)
+		require.Equal(t, second, got)
+		r.Release()
+	}
+}
