@@ -21,7 +21,7 @@ const WireChunk = secretstream.ChunkSize + secretstream.Overhead
 // bytes is fetched as DefaultStreams ranges in flight, SegmentChunks
 // chunks each, through at most MultiStreamFiles such files at once.
 const (
-	DefaultStreams     = 4
+	DefaultStreams     = 8
 	DefaultStreamAbove = 32 << 20
 	SegmentChunks      = 1
 	MultiStreamFiles   = 2
