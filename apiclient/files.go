@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/quak-photos/quak/errs"
 )
@@ -134,15 +135,22 @@ func (c *Client) openRange(ctx context.Context, path, rng string) (*Object, erro
 // drain reads what is left of a body museum sent with a redirect (Go's
 // http.Redirect writes a short HTML page), so that its connection goes back
 // to the pool instead of being closed: a new connection per file costs a
-// round trip, two more with TLS. A body longer than maxDrain is not worth
-// reading, and its connection is closed.
+// round trip, two more with TLS. A page longer than maxDrain, or one still
+// arriving after drainWait, is not worth waiting for: its connection is
+// closed.
 func drain(body io.ReadCloser) {
+	t := time.AfterFunc(drainWait, func() { body.Close() })
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
+	t.Stop()
 	body.Close()
 }
 
 // maxDrain is the most of an unwanted body read to keep its connection.
 const maxDrain = 64 << 10
+
+// drainWait is the longest an unwanted body is read to keep its connection
+// (museum's page comes with the headers: reading it takes no wait at all).
+var drainWait = time.Second
 
 // FilesInfo returns the recorded ciphertext sizes of owned files.
 func (c *Client) FilesInfo(ctx context.Context, fileIDs []int64) (map[int64]FileInfo, error) {

@@ -99,3 +99,39 @@ func TestAnEndlessRedirectPageIsNotRead(t *testing.T) {
 	require.NoError(t, o.Body.Close())
 	assert.Equal(t, "object", string(got))
 }
+
+// A redirect page that trickles in is given up on after a moment, not read
+// at the server's pace: the download goes on, on a new connection.
+func TestATricklingRedirectPageIsNotWaitedFor(t *testing.T) {
+	defer apiclient.SetDrainWait(10 * time.Millisecond)()
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	mux := http.NewServeMux()
+	mux.HandleFunc("/files/download/1", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "/object")
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+		_, _ = w.Write([]byte("<a"))
+		w.(http.Flusher).Flush()
+		select { // the rest of the page never comes
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/object", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("object"))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c, err := apiclient.New(srv.URL, &http.Client{}, "test")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	o, err := c.DownloadFile(ctx, 1)
+	require.NoError(t, err)
+	got, err := io.ReadAll(o.Body)
+	require.NoError(t, err)
+	require.NoError(t, o.Body.Close())
+	assert.Equal(t, "object", string(got))
+}
