@@ -74,6 +74,9 @@ func (s *Server) redirectObject(thumb bool) http.HandlerFunc {
 			w.Header().Set("Location", f.spec.RedirectTo)
 			w.WriteHeader(http.StatusTemporaryRedirect)
 		default:
+			// As museum: a 307 with a short HTML page of the link (504
+			// bytes on museum, Content-Length set). A client that closes
+			// it unread loses the connection.
 			http.Redirect(w, r, s.presign(key), http.StatusTemporaryRedirect)
 		}
 	}
