@@ -97,3 +97,22 @@ func TestAReusedBufferGivesOutOnlyItsOwnStream(t *testing.T) {
 		r.Release()
 	}
 }
+
+func TestReleaseGivesTheBufferBack(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, KeySize)
+	header := bytes.Repeat([]byte{8}, HeaderSize)
+	ct, err := encrypt(key, header, make([]byte, 5000), ChunkSize)
+	require.NoError(t, err)
+	for range 20 {
+		r, err := NewReader(key, header, bytes.NewReader(ct), int64(len(ct)))
+		require.NoError(t, err)
+		_, err = io.Copy(io.Discard, r)
+		require.NoError(t, err)
+		held, n := unsafe.SliceData(r.buf), len(r.buf)
+		r.Release()
+		if unsafe.SliceData(takeBuf(n)) == held {
+			return
+		}
+	}
+	t.Fatal("a released Reader's buffer never came back")
+}
