@@ -59,3 +59,51 @@ func TestALocalLossWhoseLookUpCannotConnectFailsAndIsRestoredNextRun(t *testing.
 	assert.Equal(t, 1, sum.LocalRestored)
 	e.same("Trip/00.jpg", fs[0].Plaintext())
 }
+
+// The reverse: a photo in albums A and B is deleted by hand from A, and
+// the nightly run leaves A out (by name, or as hidden or archived). That
+// run leaves A alone (nothing failed, nothing to report), and the next run
+// that takes A restores its copy, as a restore, not as a new file.
+func TestALocalLossInAnAlbumAFilteredRunLeavesOutWaitsForARunThatTakesIt(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		visibility int
+		later      bool // hidden or archived after a run recorded it as visible
+		f          filter.Set
+	}{
+		{"albums", 0, false, filter.Set{Albums: filter.Albums{Include: []string{"B"}}}},
+		{"exclude-albums", 0, false, filter.Set{Albums: filter.Albums{Exclude: []string{"A"}}}},
+		{"no-hidden", 2, false, filter.Set{NoHidden: true}},
+		{"no-hidden, hidden later", 2, true, filter.Set{NoHidden: true}},
+		{"no-archived, archived later", 1, true, filter.Set{NoArchived: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
+			f := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1})
+			b.Add(f)
+			if c.later {
+				e.mustRun()
+			}
+			a.SetVisibility(c.visibility)
+			e.mustRun()
+			require.NoError(t, os.Remove(filepath.Join(e.dir, "A", "x.jpg")))
+			before := e.downloads()
+
+			sum := e.runWith(c.f)
+			assert.Zero(t, sum.Failed)
+			assert.Empty(t, e.kinds(FileFailed))
+			assert.Zero(t, e.failedRecords())
+			assert.Zero(t, sum.LocalRestored)
+			e.same("B/x.jpg", f.Plaintext())
+
+			sum = e.mustRun()
+			assert.Zero(t, sum.Failed)
+			assert.Zero(t, sum.New)
+			assert.Equal(t, 1, sum.LocalRestored)
+			e.same("A/x.jpg", f.Plaintext())
+			e.same("B/x.jpg", f.Plaintext())
+			assert.Equal(t, before, e.downloads()-1, "one download, by the run that takes A")
+		})
+	}
+}

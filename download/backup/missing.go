@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/state"
 )
@@ -13,7 +14,8 @@ import (
 // album folder (deleted by hand, say), so the run downloads them again and
 // the backup stays whole. Entries the server deleted are not counted: no
 // album gives them any more, nor stale copies (refreshed by linking). A
-// whole album folder gone counts each file.
+// whole album folder gone counts each file. Albums the run's filters leave
+// out are not looked at.
 func (r *run) missingLocally() ([]int64, error) {
 	colls, err := r.st.Collections()
 	if err != nil {
@@ -29,6 +31,12 @@ func (r *run) missingLocally() ([]int64, error) {
 			// A stale copy is refreshed from another album's copy by
 			// every run, without a download, whether or not it is there.
 			if c == nil || c.Deleted || p.Deleted || p.Stale {
+				continue
+			}
+			// An album the run's filters leave out is left for a run
+			// that takes it: this one would mark the file failed and
+			// never download it.
+			if !r.o.Filter.TakeAlbum(filter.Album{ID: c.ID, Name: c.Name, OwnerID: c.OwnerID, Visibility: c.Visibility}) {
 				continue
 			}
 			if partGone(r.dir, c.Folder, p.Name, p.Parts) {

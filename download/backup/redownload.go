@@ -46,7 +46,7 @@ func (r *run) markForRedownload(ctx context.Context) error {
 		// only downloads it from an album the run lists.
 		takes := func(cid int64) bool {
 			c := colls[cid]
-			return r.o.Filter.TakeAlbum(filter.Album{ID: c.ID, Name: c.Name, OwnerID: c.OwnerID})
+			return r.o.Filter.TakeAlbum(filter.Album{ID: c.ID, Name: c.Name, OwnerID: c.OwnerID, Visibility: c.Visibility})
 		}
 		sort.Slice(cids, func(i, j int) bool {
 			if ti, tj := takes(cids[i]), takes(cids[j]); ti != tj {

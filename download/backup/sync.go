@@ -132,7 +132,13 @@ func (r *run) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.Ca
 			// prune took away, so it is listed from scratch.
 			c.Cursor, c.Seen, c.Pruned = 0, 0, false
 		}
+		c.Visibility = a.Visibility
 		if err := r.renameAlbum(c, a); err != nil {
+			return err
+		}
+	case c.Visibility != a.Visibility:
+		c.Visibility = a.Visibility
+		if err := r.commit(nil, c); err != nil {
 			return err
 		}
 	}
@@ -318,7 +324,7 @@ func (r *run) newCollection(a *catalog.Album) (*state.Collection, error) {
 		return !exists || id == a.ID
 	})
 	r.mu.Unlock()
-	c := &state.Collection{ID: a.ID, Name: a.Name, Folder: folder, Type: a.Type, OwnerID: a.OwnerID}
+	c := &state.Collection{ID: a.ID, Name: a.Name, Folder: folder, Type: a.Type, OwnerID: a.OwnerID, Visibility: a.Visibility}
 	if err := r.scanExport(c); err != nil {
 		return nil, err
 	}

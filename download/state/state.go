@@ -159,7 +159,10 @@ type Collection struct {
 	Folder  string `json:"folder"` // folder name under DIR
 	Type    string `json:"type"`
 	OwnerID int64  `json:"ownerID"`
-	Deleted bool   `json:"deleted,omitempty"`
+	// Visibility is the album's when it was last listed (0 visible, 1
+	// archived, 2 hidden), for the filters of a run that does not list it.
+	Visibility int  `json:"visibility,omitempty"`
+	Deleted    bool `json:"deleted,omitempty"`
 	// Pruned: a deleted album whose folder quak moved to the trash.
 	Pruned bool `json:"pruned,omitempty"`
 	// Cursor is the sinceTime up to which every file is saved or recorded.
