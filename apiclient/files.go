@@ -124,6 +124,7 @@ func (c *Client) openRange(ctx context.Context, path, rng string) (*Object, erro
 		}
 		loc, lerr := resp.Location()
 		drain(resp.Body)
+		resp.Body.Close()
 		if lerr != nil || hop >= maxRedirects {
 			return nil, &errs.ApiError{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode,
 				Message: "redirect without a usable Location, or too many"}
@@ -133,16 +134,15 @@ func (c *Client) openRange(ctx context.Context, path, rng string) (*Object, erro
 }
 
 // drain reads what is left of a body museum sent with a redirect (Go's
-// http.Redirect writes a short HTML page), so that its connection goes back
-// to the pool instead of being closed: a new connection per file costs a
-// round trip, two more with TLS. A page longer than maxDrain, or one still
-// arriving after drainWait, is not worth waiting for: its connection is
-// closed.
+// http.Redirect writes a short HTML page), so that closing it gives its
+// connection back to the pool instead of closing it: a new connection per
+// file costs a round trip, two more with TLS. A page longer than maxDrain,
+// or one still arriving after drainWait, is not worth waiting for: its
+// connection is closed.
 func drain(body io.ReadCloser) {
 	t := time.AfterFunc(drainWait, func() { body.Close() })
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 	t.Stop()
-	body.Close()
 }
 
 // maxDrain is the most of an unwanted body read to keep its connection.
