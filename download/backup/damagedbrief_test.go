@@ -58,3 +58,24 @@ func TestAChangedBriefDoesNotHideAFailedFile(t *testing.T) {
 	assert.Equal(t, 10, sum.TotalFiles)
 	e.same("Trip/09.jpg", bad.Plaintext())
 }
+
+// A brief deleted outright (damage, another tool) does not hide its file:
+// the run finds it missing from the briefs, reads the record, and a file
+// deleted by hand is restored and counted.
+func TestADeletedBriefDoesNotHideAFile(t *testing.T) {
+	e := newEnv(t)
+	fs := e.tenFiles()
+	e.mustRun()
+	db, err := bolt.Open(filepath.Join(e.dir, StateDir, "state.db"), 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("briefs")).Delete(binary.BigEndian.AppendUint64(nil, uint64(fs[3].ID)))
+	}))
+	require.NoError(t, db.Close())
+	require.NoError(t, os.Remove(filepath.Join(e.dir, "Trip", "03.jpg")))
+	sum := e.mustRun()
+	assert.Equal(t, 10, sum.TotalFiles)
+	assert.Equal(t, 1, sum.LocalRestored)
+	e.same("Trip/03.jpg", fs[3].Plaintext())
+	assert.Equal(t, 10, e.mustRun().TotalFiles)
+}

@@ -220,24 +220,27 @@ func (r *briefReader) string() string {
 	return s
 }
 
-// Briefs calls fn with the brief of every file, in id order. A state no
-// backup of this quak has opened yet (read-only) has no briefs: they are
-// then made from the records. A brief that is damaged (its checksum fails)
-// is made from its record instead, and written again afterwards when the
-// state is open for writing; a brief whose record is gone is dropped. Only
-// a damaged record is an error.
+// Briefs calls fn with the brief of every file, in id order, then with
+// those of records found without one. A state no backup of this quak has
+// opened yet (read-only) has no briefs: they are then made from the
+// records. A brief that is damaged (its checksum fails) is made from its
+// record instead, and written again afterwards when the state is open for
+// writing; a brief whose record is gone is dropped. When the briefs are
+// not as many as the records counted, every record is looked at (see
+// reconcile). Only a damaged record is an error.
 func (s *Store) Briefs(fn func(Brief) error) error {
 	var damaged [][]byte
+	seen, want := 0, 0
 	err := s.db.View(func(tx *bolt.Tx) error {
 		bb := tx.Bucket(bucketBriefs)
 		if bb == nil || string(tx.Bucket(bucketMeta).Get(keyVersion)) != versionText(schemaVersion) {
 			return eachFile(tx, func(f *File) error { return fn(briefOf(f)) })
 		}
 		defer release(tx)
+		want = records(tx)
 		files := tx.Bucket(bucketFiles)
-		n := 0
 		return bb.ForEach(func(k, v []byte) error {
-			if n++; n%(releaseEvery*16) == 0 {
+			if seen++; seen%(releaseEvery*16) == 0 {
 				release(tx)
 			}
 			b, err := decodeBrief(k, v)
@@ -245,6 +248,7 @@ func (s *Store) Briefs(fn func(Brief) error) error {
 				damaged = append(damaged, append([]byte(nil), k...))
 				rec := files.Get(k)
 				if rec == nil {
+					seen--
 					return nil // a brief left of a record that is gone
 				}
 				f, ferr := decodeFile(rec)
@@ -256,6 +260,11 @@ func (s *Store) Briefs(fn func(Brief) error) error {
 			return fn(b)
 		})
 	})
+	if err == nil && seen != want {
+		// A brief is missing (or left of a record that is gone), or the
+		// count is: compare every record with the briefs.
+		return s.reconcile(fn)
+	}
 	if err != nil || len(damaged) == 0 || s.db.IsReadOnly() {
 		return err
 	}
@@ -326,3 +335,71 @@ func fillBriefs(db *bolt.DB) error {
 
 // briefsPerTx is briefsBatch; tests lower it.
 var briefsPerTx = briefsBatch
+
+// reconcile hands fn the brief of every record that has none, made from
+// the record, and, when the state is open for writing, writes those
+// briefs, drops briefs whose record is gone and counts the records again.
+// A brief damaged and read from its record by the pass before is written
+// again here too.
+func (s *Store) reconcile(fn func(Brief) error) error {
+	var absent, redo []Brief // records without a brief; with a damaged one
+	var orphans [][]byte
+	n := 0
+	err := s.db.View(func(tx *bolt.Tx) error {
+		defer release(tx)
+		bb := tx.Bucket(bucketBriefs)
+		c := tx.Bucket(bucketFiles).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if n++; n%(releaseEvery*16) == 0 {
+				release(tx)
+			}
+			b := bb.Get(k)
+			if b != nil {
+				if _, err := decodeBrief(k, b); err == nil {
+					continue
+				}
+			}
+			f, err := decodeFile(v)
+			if err != nil {
+				return err
+			}
+			if b == nil {
+				absent = append(absent, briefOf(f))
+			} else {
+				redo = append(redo, briefOf(f))
+			}
+		}
+		files := tx.Bucket(bucketFiles)
+		return bb.ForEach(func(k, _ []byte) error {
+			if files.Get(k) == nil {
+				orphans = append(orphans, append([]byte(nil), k...))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, b := range absent {
+		if err := fn(b); err != nil {
+			return err
+		}
+	}
+	if s.db.IsReadOnly() {
+		return nil
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		bb := tx.Bucket(bucketBriefs)
+		for _, b := range append(absent, redo...) {
+			if err := bb.Put(id(b.ID), b.encode()); err != nil {
+				return err
+			}
+		}
+		for _, k := range orphans {
+			if err := bb.Delete(k); err != nil {
+				return err
+			}
+		}
+		return setRecords(tx, n)
+	})
+}

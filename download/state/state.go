@@ -27,6 +27,9 @@ var (
 	bucketResume      = []byte("resume")   // file id → where an interrupted large download can be taken up
 	keyAccount        = []byte("account")
 	keyVersion        = []byte("version")
+	// keyRecords counts the records in bucketFiles, so that a pass over
+	// the briefs alone can tell when one is missing.
+	keyRecords = []byte("records")
 )
 
 // schemaVersion 2 keeps a brief of each record (bucketBriefs); a state of
@@ -73,6 +76,10 @@ func Open(path string) (*Store, error) {
 		// Without its briefs (a bucket lost to damage) the state is
 		// briefed again, as one of an older quak is.
 		current = string(v) == versionText(schemaVersion) && tx.Bucket(bucketBriefs) != nil
+		if tx.Bucket(bucketMeta).Get(keyRecords) == nil {
+			// A new state, or one of a quak that kept no count.
+			return setRecords(tx, countKeys(tx, bucketFiles))
+		}
 		return nil
 	})
 	if err == nil && !current {
@@ -356,10 +363,14 @@ func (s *Store) Commit(files []*File, c *Collection) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b, bb := tx.Bucket(bucketFiles), tx.Bucket(bucketBriefs)
 		b.FillPercent, bb.FillPercent = filesFill, filesFill
+		added := 0
 		for _, f := range files {
 			v, err := encodeFile(f)
 			if err != nil {
 				return err
+			}
+			if b.Get(id(f.ID)) == nil {
+				added++
 			}
 			if err := b.Put(id(f.ID), v); err != nil {
 				return err
@@ -368,11 +379,46 @@ func (s *Store) Commit(files []*File, c *Collection) error {
 				return err
 			}
 		}
+		switch n := records(tx); {
+		case n < 0: // the count was lost to damage
+			if err := setRecords(tx, countKeys(tx, bucketFiles)); err != nil {
+				return err
+			}
+		case added > 0:
+			if err := setRecords(tx, n+added); err != nil {
+				return err
+			}
+		}
 		if c != nil {
 			return put(tx.Bucket(bucketCollections), id(c.ID), c)
 		}
 		return nil
 	})
+}
+
+// records is the count of file records kept in the meta bucket.
+func records(tx *bolt.Tx) int {
+	v := tx.Bucket(bucketMeta).Get(keyRecords)
+	if len(v) != 8 {
+		return -1 // unknown: never equal to a count of briefs
+	}
+	return int(binary.BigEndian.Uint64(v))
+}
+
+func setRecords(tx *bolt.Tx, n int) error {
+	return tx.Bucket(bucketMeta).Put(keyRecords, binary.BigEndian.AppendUint64(nil, uint64(n)))
+}
+
+// countKeys counts a bucket's keys, letting go of the pages it read.
+func countKeys(tx *bolt.Tx, bucket []byte) int {
+	n := 0
+	c := tx.Bucket(bucket).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if n++; n%(releaseEvery*16) == 0 {
+			release(tx)
+		}
+	}
+	return n
 }
 
 func put(b *bolt.Bucket, key []byte, v any) error {
