@@ -29,19 +29,44 @@ func reused(n int) bool {
 }
 
 func TestBuffersAreKeptBySize(t *testing.T) {
-	for _, n := range []int{64, 4096, 4097, 1<<20 + 81, 4 << 20, fullBuf} {
+	for _, n := range []int{64, 4096, 4097, 1 << 18, 1<<18 + 1, 1<<20 + 81, 2200000, 4 << 20, fullBuf} {
 		b := takeBuf(n)
 		assert.Len(t, b, n)
 		assert.True(t, reused(n), "a buffer of %d bytes is not kept", n)
 	}
 	assert.Equal(t, fullBuf, cap(takeBuf(fullBuf)), "a whole chunk's buffer is not rounded up")
-	assert.Equal(t, 2<<20, cap(takeBuf(1<<20+81)))
 	assert.Equal(t, 4096, cap(takeBuf(100)))
+	assert.Equal(t, 1<<18, cap(takeBuf(1<<17+1)))
+	assert.Equal(t, 1<<19, cap(takeBuf(1<<18+1)))
+	assert.Equal(t, 5<<18, cap(takeBuf(1<<20+81)))
+	assert.Equal(t, 9<<18, cap(takeBuf(2200000)), "a 2.1 MiB stream takes 2.25 MiB")
 	// Between 4 MiB and a whole chunk (never asked for by Ente's streams),
 	// and beyond, buffers are made to measure and not kept.
 	assert.Equal(t, 4<<20+1, cap(takeBuf(4<<20+1)))
 	assert.False(t, reused(4<<20+1))
 	assert.False(t, reused(fullBuf+1))
+}
+
+// Every size gets a buffer of its own class: large enough, at most twice
+// its size up to 256 KiB and less than 256 KiB over it above, and never one
+// of another class.
+func TestEverySizeHasItsClass(t *testing.T) {
+	seen := map[int]int{} // class index → its size
+	for n := 1; n <= maxClass; n += 997 {
+		i, size, ok := classOf(n)
+		require.True(t, ok, "n=%d", n)
+		require.GreaterOrEqual(t, size, n)
+		if n > step {
+			require.Less(t, size-n, step, "n=%d", n)
+		} else {
+			require.True(t, size == 1<<minShift || size < 2*n, "n=%d size=%d", n, size)
+		}
+		if s, ok := seen[i]; ok {
+			require.Equal(t, s, size, "class %d holds two sizes", i)
+		}
+		seen[i] = size
+	}
+	assert.Len(t, seen, nClasses)
 }
 
 func TestAReleasedReaderReadsNothing(t *testing.T) {
@@ -115,4 +140,19 @@ func TestReleaseGivesTheBufferBack(t *testing.T) {
 		}
 	}
 	t.Fatal("a released Reader's buffer never came back")
+}
+
+func TestOpenBlobGivesItsBufferBack(t *testing.T) {
+	v, _ := multi(t)
+	start := Outstanding()
+	_, err := OpenBlob(v.Key, v.Header, v.Ciphertext)
+	require.Error(t, err) // a stream of several chunks is no blob
+	key := bytes.Repeat([]byte{9}, KeySize)
+	header := bytes.Repeat([]byte{1}, HeaderSize)
+	ct, err := encrypt(key, header, []byte("metadata"), 8)
+	require.NoError(t, err)
+	got, err := OpenBlob(key, header, ct)
+	require.NoError(t, err)
+	assert.Equal(t, "metadata", string(got))
+	assert.Equal(t, start, Outstanding())
 }

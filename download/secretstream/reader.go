@@ -234,5 +234,6 @@ func OpenBlob(key, header, ciphertext []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer r.Release()
 	return io.ReadAll(r)
 }
