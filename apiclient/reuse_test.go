@@ -3,6 +3,7 @@ package apiclient_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -134,4 +135,36 @@ func TestATricklingRedirectPageIsNotWaitedFor(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, o.Body.Close())
 	assert.Equal(t, "object", string(got))
+}
+
+// A page of up to 64 KiB is read and its connection used again; a longer
+// one is not read to its end, and its connection is closed.
+func TestARedirectPageIsReadUpTo64KiB(t *testing.T) {
+	for _, c := range []struct {
+		size  int
+		dials int
+	}{{64 << 10, 1}, {64<<10 + 1, 2}} {
+		t.Run(fmt.Sprint(c.size), func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.HandleFunc("/files/download/1", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Location", "/object")
+				w.Header().Set("Content-Length", fmt.Sprint(c.size))
+				w.WriteHeader(http.StatusTemporaryRedirect)
+				_, _ = w.Write(bytes.Repeat([]byte("x"), c.size))
+			})
+			mux.HandleFunc("/object", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("object")) })
+			srv := httptest.NewServer(mux)
+			t.Cleanup(srv.Close)
+			dc := &dialCounter{dials: map[string]int{}}
+			c2, err := apiclient.New(srv.URL, &http.Client{Transport: dc.transport()}, "test")
+			require.NoError(t, err)
+			o, err := c2.DownloadFile(context.Background(), 1)
+			require.NoError(t, err)
+			got, err := io.ReadAll(o.Body)
+			require.NoError(t, err)
+			require.NoError(t, o.Body.Close())
+			assert.Equal(t, "object", string(got))
+			assert.Equal(t, c.dials, dc.of(srv.URL))
+		})
+	}
 }
