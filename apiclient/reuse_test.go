@@ -69,11 +69,33 @@ func TestDownloadsReuseTheirConnections(t *testing.T) {
 	assert.Equal(t, 1, dc.of(s.Store.URL), "connections opened to the object store")
 }
 
+// pastRedirect downloads file 1 from a server whose /files/download/1
+// answers with page (a redirect to /object), and returns what /object sent
+// and how many connections the client opened.
+func pastRedirect(t *testing.T, page http.HandlerFunc) (string, int) {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/files/download/1", page)
+	mux.HandleFunc("/object", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("object")) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	dc := &dialCounter{dials: map[string]int{}}
+	c, err := apiclient.New(srv.URL, &http.Client{Transport: dc.transport()}, "test")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o, err := c.DownloadFile(ctx, 1)
+	require.NoError(t, err)
+	got, err := io.ReadAll(o.Body)
+	require.NoError(t, err)
+	require.NoError(t, o.Body.Close())
+	return string(got), dc.of(srv.URL)
+}
+
 // A redirect whose page never ends is read no further than a page: the
 // download goes on, on a new connection.
 func TestAnEndlessRedirectPageIsNotRead(t *testing.T) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/files/download/1", func(w http.ResponseWriter, r *http.Request) {
+	got, dials := pastRedirect(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", "/object")
 		w.WriteHeader(http.StatusTemporaryRedirect)
 		page := bytes.Repeat([]byte("<p>moved</p>"), 1000)
@@ -83,22 +105,8 @@ func TestAnEndlessRedirectPageIsNotRead(t *testing.T) {
 			}
 		}
 	})
-	mux.HandleFunc("/object", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write([]byte("object"))
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	c, err := apiclient.New(srv.URL, &http.Client{}, "test")
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
-	o, err := c.DownloadFile(ctx, 1)
-	require.NoError(t, err)
-	got, err := io.ReadAll(o.Body)
-	require.NoError(t, err)
-	require.NoError(t, o.Body.Close())
-	assert.Equal(t, "object", string(got))
+	assert.Equal(t, "object", got)
+	assert.Equal(t, 2, dials)
 }
 
 // A redirect page that trickles in is given up on after a moment, not read
@@ -107,8 +115,7 @@ func TestATricklingRedirectPageIsNotWaitedFor(t *testing.T) {
 	defer apiclient.SetDrainWait(10 * time.Millisecond)()
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	mux := http.NewServeMux()
-	mux.HandleFunc("/files/download/1", func(w http.ResponseWriter, r *http.Request) {
+	got, dials := pastRedirect(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", "/object")
 		w.Header().Set("Content-Length", "100")
 		w.WriteHeader(http.StatusTemporaryRedirect)
@@ -119,22 +126,8 @@ func TestATricklingRedirectPageIsNotWaitedFor(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})
-	mux.HandleFunc("/object", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write([]byte("object"))
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	c, err := apiclient.New(srv.URL, &http.Client{}, "test")
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
-	o, err := c.DownloadFile(ctx, 1)
-	require.NoError(t, err)
-	got, err := io.ReadAll(o.Body)
-	require.NoError(t, err)
-	require.NoError(t, o.Body.Close())
-	assert.Equal(t, "object", string(got))
+	assert.Equal(t, "object", got)
+	assert.Equal(t, 2, dials)
 }
 
 // A page of up to 64 KiB is read and its connection used again; a longer
@@ -145,26 +138,14 @@ func TestARedirectPageIsReadUpTo64KiB(t *testing.T) {
 		dials int
 	}{{64 << 10, 1}, {64<<10 + 1, 2}} {
 		t.Run(fmt.Sprint(c.size), func(t *testing.T) {
-			mux := http.NewServeMux()
-			mux.HandleFunc("/files/download/1", func(w http.ResponseWriter, r *http.Request) {
+			got, dials := pastRedirect(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Location", "/object")
 				w.Header().Set("Content-Length", fmt.Sprint(c.size))
 				w.WriteHeader(http.StatusTemporaryRedirect)
 				_, _ = w.Write(bytes.Repeat([]byte("x"), c.size))
 			})
-			mux.HandleFunc("/object", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("object")) })
-			srv := httptest.NewServer(mux)
-			t.Cleanup(srv.Close)
-			dc := &dialCounter{dials: map[string]int{}}
-			c2, err := apiclient.New(srv.URL, &http.Client{Transport: dc.transport()}, "test")
-			require.NoError(t, err)
-			o, err := c2.DownloadFile(context.Background(), 1)
-			require.NoError(t, err)
-			got, err := io.ReadAll(o.Body)
-			require.NoError(t, err)
-			require.NoError(t, o.Body.Close())
-			assert.Equal(t, "object", string(got))
-			assert.Equal(t, c.dials, dc.of(srv.URL))
+			assert.Equal(t, "object", got)
+			assert.Equal(t, c.dials, dials)
 		})
 	}
 }

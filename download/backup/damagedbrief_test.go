@@ -15,7 +15,7 @@ import (
 )
 
 // editBrief rewrites file id's brief in the state with edit, as damage
-// would.
+// would (deletes it when edit returns nil).
 func editBrief(t *testing.T, dir string, id int64, edit func([]byte) []byte) {
 	t.Helper()
 	db, err := bolt.Open(filepath.Join(dir, StateDir, "state.db"), 0o600, nil)
@@ -26,7 +26,10 @@ func editBrief(t *testing.T, dir string, id int64, edit func([]byte) []byte) {
 		bb := tx.Bucket([]byte("briefs"))
 		v := append([]byte(nil), bb.Get(k)...)
 		require.NotEmpty(t, v)
-		return bb.Put(k, edit(v))
+		if nv := edit(v); nv != nil {
+			return bb.Put(k, nv)
+		}
+		return bb.Delete(k)
 	}))
 }
 
@@ -66,12 +69,7 @@ func TestADeletedBriefDoesNotHideAFile(t *testing.T) {
 	e := newEnv(t)
 	fs := e.tenFiles()
 	e.mustRun()
-	db, err := bolt.Open(filepath.Join(e.dir, StateDir, "state.db"), 0o600, nil)
-	require.NoError(t, err)
-	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("briefs")).Delete(binary.BigEndian.AppendUint64(nil, uint64(fs[3].ID)))
-	}))
-	require.NoError(t, db.Close())
+	editBrief(t, e.dir, fs[3].ID, func([]byte) []byte { return nil })
 	require.NoError(t, os.Remove(filepath.Join(e.dir, "Trip", "03.jpg")))
 	sum := e.mustRun()
 	assert.Equal(t, 10, sum.TotalFiles)
