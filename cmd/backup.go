@@ -162,7 +162,7 @@ Exit codes:
 }
 
 func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
-	if o.concurrency < 0 || o.attempts < 1 || o.maxDelete < 1 || o.streams < 1 || o.streams > 16 {
+	if o.concurrency < 0 || o.attempts < 1 || o.maxDelete < 1 || o.streams < 1 || o.streams > maxStreams {
 		return &usageError{fmt.Errorf("--attempts and --max-delete must be at least 1, --concurrency at least 0, --streams 1 to 16")}
 	}
 	if o.dryRun && (o.verify || o.init) {
@@ -360,6 +360,9 @@ func runExitCode(s *backup.Summary, err error) int {
 
 // maxRecordedFailures caps the failures kept in last-run.json.
 const maxRecordedFailures = 1000
+
+// maxStreams is the most ranges of one file --streams allows.
+const maxStreams = 16
 
 // lastRun is what DIR/.quak/last-run.json holds: the JSON summary plus who,
 // when and how it ended, for quak status.

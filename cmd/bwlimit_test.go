@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/pace"
 )
 
 func TestParseRate(t *testing.T) {
@@ -60,8 +62,13 @@ func TestBwlimitAndStreamsAreFlagsOfBackup(t *testing.T) {
 	if code, _, errOut := e.run("backup", "--bwlimit", "fast", dir); code != exitUsage || !strings.Contains(errOut, "not a rate") {
 		t.Fatalf("code %d, stderr %q", code, errOut)
 	}
-	if code, _, errOut := e.run("backup", "--streams", "0", dir); code != exitUsage || !strings.Contains(errOut, "--streams 1 to 16") {
-		t.Fatalf("code %d, stderr %q", code, errOut)
+	for _, n := range []string{"0", "17"} {
+		if code, _, errOut := e.run("backup", "--streams", n, dir); code != exitUsage || !strings.Contains(errOut, "--streams 1 to 16") {
+			t.Fatalf("--streams %s: code %d, stderr %q", n, code, errOut)
+		}
+	}
+	if code, out, errOut := e.run("backup", "--streams", "16", dir); code != exitOK {
+		t.Fatalf("--streams 16: code %d\n%s%s", code, out, errOut)
 	}
 	if code, out, errOut := e.run("backup", "--bwlimit", "10M", "--streams", "1", dir); code != exitOK {
 		t.Fatalf("code %d\n%s%s", code, out, errOut)
@@ -164,4 +171,13 @@ func TestBackupTakesABwlimitTimetable(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, "A", "a.jpg"))
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(f.Plaintext(), got))
+}
+
+// Every request quak may have in flight to one host keeps its connection
+// when it ends: the most downloads at once, and two files' ranges at the
+// most --streams allows. Fewer, and connections are opened again.
+func TestTheTransportKeepsAConnectionForEveryRequestInFlight(t *testing.T) {
+	if got, want := baseTransport().MaxIdleConnsPerHost, pace.DefaultMax+download.MultiStreamFiles*16; got < want {
+		t.Fatalf("%d idle connections kept per host, want at least %d", got, want)
+	}
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/pace"
 	"github.com/quak-photos/quak/retry"
 )
 
@@ -59,12 +61,24 @@ func (n *netFlags) client(d deps, endpoint string) (*apiclient.Client, error) {
 	dl.Headers, dl.BodyIdle = n.requestTimeout, n.idleTimeout
 	base := d.transport
 	if base == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 16
-		base = t
+		base = baseTransport()
 	}
 	hc := &http.Client{Transport: apiclient.NewDeadlineTransport(base, dl)}
 	return apiclient.New(endpoint, hc, quakVersion())
+}
+
+// maxIdlePerHost keeps a connection for every request quak may have in
+// flight to one host: the most downloads at once, and the ranges of the
+// two large files fetched as ranges at the most --streams allows. Fewer,
+// and connections freed at once beyond it are closed, to be opened again
+// (a round trip, two more with TLS).
+const maxIdlePerHost = pace.DefaultMax + download.MultiStreamFiles*maxStreams
+
+// baseTransport is the HTTP transport under quak's deadlines.
+func baseTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = maxIdlePerHost
+	return t
 }
 
 // loadSession reads the only session and returns it with a client of its
