@@ -208,12 +208,8 @@ func allBriefs(t *testing.T, s *Store) []Brief {
 // and written again: a damaged brief neither stops the backup nor hides a
 // file from its retries and counts.
 func TestADamagedBriefIsMadeFromItsRecord(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := Open(path)
-	require.NoError(t, err)
 	files := twoFiles()
-	require.NoError(t, s.Commit(files, nil))
-	require.NoError(t, s.Close())
+	path := committed(t, files)
 	rawUpdate(t, path, func(tx *bolt.Tx) error {
 		bb := tx.Bucket(bucketBriefs)
 		if err := bb.Put(id(1), bb.Get(id(1))[:4]); err != nil {
@@ -224,7 +220,7 @@ func TestADamagedBriefIsMadeFromItsRecord(t *testing.T) {
 		return bb.Put(id(2), v)
 	})
 
-	s, err = Open(path)
+	s, err := Open(path)
 	require.NoError(t, err)
 	want := []Brief{briefOf(files[0]), briefOf(files[1])}
 	assert.Equal(t, want, allBriefs(t, s))
@@ -297,12 +293,8 @@ func TestADamagedBriefWithoutItsRecord(t *testing.T) {
 // A state read-only (quak status, verify) with a damaged brief reads it
 // from the record and writes nothing.
 func TestADamagedBriefReadOnly(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := Open(path)
-	require.NoError(t, err)
 	files := twoFiles()
-	require.NoError(t, s.Commit(files, nil))
-	require.NoError(t, s.Close())
+	path := committed(t, files)
 	rawUpdate(t, path, func(tx *bolt.Tx) error { return tx.Bucket(bucketBriefs).Put(id(1), []byte("junk")) })
 	ro, err := OpenReadOnly(path)
 	require.NoError(t, err)
@@ -313,14 +305,10 @@ func TestADamagedBriefReadOnly(t *testing.T) {
 // A state of this version whose briefs bucket is gone is briefed again
 // when opened, and saves as before.
 func TestAStateWithoutItsBriefsBucket(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := Open(path)
-	require.NoError(t, err)
 	files := twoFiles()
-	require.NoError(t, s.Commit(files, nil))
-	require.NoError(t, s.Close())
+	path := committed(t, files)
 	rawUpdate(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketBriefs) })
-	s, err = Open(path)
+	s, err := Open(path)
 	require.NoError(t, err)
 	defer func() { _ = s.Close() }()
 	assert.Equal(t, []Brief{briefOf(files[0]), briefOf(files[1])}, allBriefs(t, s))
