@@ -43,6 +43,9 @@ func TestParseRate(t *testing.T) {
 		{"B", 0, false},
 		{"/s", 0, false},
 		{"", 0, true},
+		{"1048576G", 1 << 50, true}, // the largest rate taken: 1 PiB/s
+		{"1048577G", 0, false},
+		{"1e300", 0, false},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := parseRate(tc.in)
@@ -95,6 +98,7 @@ func TestParseBwlimitTimetables(t *testing.T) {
 			{wed(12, 0), 10 << 20}, {wed(22, 59), 10 << 20}, {wed(23, 0), 0},
 		}},
 		{"08:00,512K;23:00,OFF", []want{{wed(8, 0), 512 << 10}, {wed(23, 30), 0}}},
+		{"00:00,1M 23:59,off", []want{{wed(0, 0), 1 << 20}, {wed(23, 58), 1 << 20}, {wed(23, 59), 0}}},
 		{"08:00,512K\n\t23:00,Off", []want{{wed(8, 0), 512 << 10}, {wed(23, 30), 0}}},
 		{"  23:00,off   8:00,1M  ", []want{{wed(7, 0), 0}, {wed(8, 0), 1 << 20}}}, // any order
 		{"22:00,1M 06:00,off", []want{{wed(2, 0), 1 << 20}, {wed(6, 0), 0}, {wed(22, 0), 1 << 20}}},
