@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/argon2"
-	gblake2b "golang.org/x/crypto/blake2b"
 	"golang.org/x/crypto/nacl/box"
 	"golang.org/x/crypto/nacl/secretbox"
 
@@ -117,11 +116,7 @@ func NewKeyPair(rand io.Reader) (publicKey, secretKey []byte, err error) {
 // NewHash returns Ente's content hash: unkeyed BLAKE2b-512, libsodium's
 // crypto_generichash with a 64-byte output.
 func NewHash() hash.Hash {
-	h, err := gblake2b.New512(nil)
-	if err != nil {
-		panic("keys: blake2b: " + err.Error())
-	}
-	return h
+	return newDigest(Size, nil, nil, nil)
 }
 
 // DecodeB64 decodes a binary field. Ente writes standard base64 with padding;
