@@ -2,6 +2,8 @@ package apiclient
 
 import (
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -41,3 +43,45 @@ func TestABodyGivesItsReadBufferBack(t *testing.T) {
 		}
 	}
 }
+
+// Over net/http's Transport a body is read straight into the caller's
+// buffer, with no private one and no copy; over any other transport,
+// which may ignore cancellation, through the private buffer.
+func TestBodiesOfNetHTTPAreReadWithoutACopy(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("photo bytes"))
+	}))
+	defer srv.Close()
+	other := roundTripper(func(r *http.Request) (*http.Response, error) {
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	for _, c := range []struct {
+		name    string
+		base    http.RoundTripper
+		private bool
+	}{
+		{"net/http", http.DefaultTransport.(*http.Transport).Clone(), false},
+		{"another transport", other, true},
+	} {
+		req, err := http.NewRequest("GET", srv.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := NewDeadlineTransport(c.base, DefaultDeadlines()).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		if err != nil || string(got) != "photo bytes" {
+			t.Fatalf("%s: read %q, %v", c.name, got, err)
+		}
+		if b := resp.Body.(*idleBody); (b.buf != nil) != c.private {
+			t.Errorf("%s: private buffer %v, want %v", c.name, b.buf != nil, c.private)
+		}
+		resp.Body.Close()
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
