@@ -2,10 +2,7 @@
 
 package keys
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "math/bits"
 
 // hashBlocks compresses every whole 128-byte block of blocks into h,
 // adding 128 to the byte counter c before each; flag is 0, or all ones
@@ -18,23 +15,23 @@ func hashBlocks(h *[8]uint64, c *[2]uint64, flag uint64, blocks []byte) {
 		if c0 < BlockSize {
 			c1++
 		}
-		m := blocks[:BlockSize]
-		m0 := binary.LittleEndian.Uint64(m[0:])
-		m1 := binary.LittleEndian.Uint64(m[8:])
-		m2 := binary.LittleEndian.Uint64(m[16:])
-		m3 := binary.LittleEndian.Uint64(m[24:])
-		m4 := binary.LittleEndian.Uint64(m[32:])
-		m5 := binary.LittleEndian.Uint64(m[40:])
-		m6 := binary.LittleEndian.Uint64(m[48:])
-		m7 := binary.LittleEndian.Uint64(m[56:])
-		m8 := binary.LittleEndian.Uint64(m[64:])
-		m9 := binary.LittleEndian.Uint64(m[72:])
-		m10 := binary.LittleEndian.Uint64(m[80:])
-		m11 := binary.LittleEndian.Uint64(m[88:])
-		m12 := binary.LittleEndian.Uint64(m[96:])
-		m13 := binary.LittleEndian.Uint64(m[104:])
-		m14 := binary.LittleEndian.Uint64(m[112:])
-		m15 := binary.LittleEndian.Uint64(m[120:])
+		m := (*[BlockSize]byte)(blocks)
+		m0 := uint64(m[0])<<0 | uint64(m[1])<<8 | uint64(m[2])<<16 | uint64(m[3])<<24 | uint64(m[4])<<32 | uint64(m[5])<<40 | uint64(m[6])<<48 | uint64(m[7])<<56
+		m1 := uint64(m[8])<<0 | uint64(m[9])<<8 | uint64(m[10])<<16 | uint64(m[11])<<24 | uint64(m[12])<<32 | uint64(m[13])<<40 | uint64(m[14])<<48 | uint64(m[15])<<56
+		m2 := uint64(m[16])<<0 | uint64(m[17])<<8 | uint64(m[18])<<16 | uint64(m[19])<<24 | uint64(m[20])<<32 | uint64(m[21])<<40 | uint64(m[22])<<48 | uint64(m[23])<<56
+		m3 := uint64(m[24])<<0 | uint64(m[25])<<8 | uint64(m[26])<<16 | uint64(m[27])<<24 | uint64(m[28])<<32 | uint64(m[29])<<40 | uint64(m[30])<<48 | uint64(m[31])<<56
+		m4 := uint64(m[32])<<0 | uint64(m[33])<<8 | uint64(m[34])<<16 | uint64(m[35])<<24 | uint64(m[36])<<32 | uint64(m[37])<<40 | uint64(m[38])<<48 | uint64(m[39])<<56
+		m5 := uint64(m[40])<<0 | uint64(m[41])<<8 | uint64(m[42])<<16 | uint64(m[43])<<24 | uint64(m[44])<<32 | uint64(m[45])<<40 | uint64(m[46])<<48 | uint64(m[47])<<56
+		m6 := uint64(m[48])<<0 | uint64(m[49])<<8 | uint64(m[50])<<16 | uint64(m[51])<<24 | uint64(m[52])<<32 | uint64(m[53])<<40 | uint64(m[54])<<48 | uint64(m[55])<<56
+		m7 := uint64(m[56])<<0 | uint64(m[57])<<8 | uint64(m[58])<<16 | uint64(m[59])<<24 | uint64(m[60])<<32 | uint64(m[61])<<40 | uint64(m[62])<<48 | uint64(m[63])<<56
+		m8 := uint64(m[64])<<0 | uint64(m[65])<<8 | uint64(m[66])<<16 | uint64(m[67])<<24 | uint64(m[68])<<32 | uint64(m[69])<<40 | uint64(m[70])<<48 | uint64(m[71])<<56
+		m9 := uint64(m[72])<<0 | uint64(m[73])<<8 | uint64(m[74])<<16 | uint64(m[75])<<24 | uint64(m[76])<<32 | uint64(m[77])<<40 | uint64(m[78])<<48 | uint64(m[79])<<56
+		m10 := uint64(m[80])<<0 | uint64(m[81])<<8 | uint64(m[82])<<16 | uint64(m[83])<<24 | uint64(m[84])<<32 | uint64(m[85])<<40 | uint64(m[86])<<48 | uint64(m[87])<<56
+		m11 := uint64(m[88])<<0 | uint64(m[89])<<8 | uint64(m[90])<<16 | uint64(m[91])<<24 | uint64(m[92])<<32 | uint64(m[93])<<40 | uint64(m[94])<<48 | uint64(m[95])<<56
+		m12 := uint64(m[96])<<0 | uint64(m[97])<<8 | uint64(m[98])<<16 | uint64(m[99])<<24 | uint64(m[100])<<32 | uint64(m[101])<<40 | uint64(m[102])<<48 | uint64(m[103])<<56
+		m13 := uint64(m[104])<<0 | uint64(m[105])<<8 | uint64(m[106])<<16 | uint64(m[107])<<24 | uint64(m[108])<<32 | uint64(m[109])<<40 | uint64(m[110])<<48 | uint64(m[111])<<56
+		m14 := uint64(m[112])<<0 | uint64(m[113])<<8 | uint64(m[114])<<16 | uint64(m[115])<<24 | uint64(m[116])<<32 | uint64(m[117])<<40 | uint64(m[118])<<48 | uint64(m[119])<<56
+		m15 := uint64(m[120])<<0 | uint64(m[121])<<8 | uint64(m[122])<<16 | uint64(m[123])<<24 | uint64(m[124])<<32 | uint64(m[125])<<40 | uint64(m[126])<<48 | uint64(m[127])<<56
 		v0, v1, v2, v3, v4, v5, v6, v7 := h0, h1, h2, h3, h4, h5, h6, h7
 		v8, v9, v10, v11 := blake2bIV[0], blake2bIV[1], blake2bIV[2], blake2bIV[3]
 		v12, v13, v14, v15 := blake2bIV[4]^c0, blake2bIV[5]^c1, blake2bIV[6]^flag, blake2bIV[7]
