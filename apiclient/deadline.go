@@ -223,10 +223,7 @@ func (b *idleBody) readDirect(p []byte) (int, error) {
 		return n, b.err
 	}
 	timer.Stop()
-	if err != nil {
-		b.err = err
-	}
-	return n, err
+	return n, err // net/http's body repeats its own error to later reads
 }
 
 // release gives the read buffer back; b.mu is held and no read is under way.
