@@ -517,9 +517,11 @@ func HashFile(path string) ([]byte, error) {
 	return HashOf(f)
 }
 
-// Commit makes the file durable under final with the given mode: fsync,
-// rename (replacing any file there), fsync of the folder, then mtime. Any
-// error leaves no temp file.
+// Commit gives the file its final name and mode: fsync, rename (replacing
+// any file there), then mtime. Any error leaves no temp file. The folder is
+// not synced: the caller syncs it (SyncDir) before it records the file
+// anywhere a crash must not find it missing, once for all the files it
+// placed there meanwhile.
 func (p *Partial) Commit(final string, mode os.FileMode, mtime time.Time) error {
 	if err := p.f.Chmod(mode); err != nil {
 		p.Discard()
@@ -535,9 +537,6 @@ func (p *Partial) Commit(final string, mode os.FileMode, mtime time.Time) error 
 	}
 	if err := os.Rename(p.f.Name(), final); err != nil {
 		_ = os.Remove(p.f.Name())
-		return err
-	}
-	if err := SyncDir(filepath.Dir(final)); err != nil {
 		return err
 	}
 	if !mtime.IsZero() {

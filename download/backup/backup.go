@@ -516,17 +516,29 @@ func (r *run) writeFile(path string, b []byte) error {
 		r.note(path, true)
 		return nil
 	}
+	if err := r.mkdirAll(filepath.Dir(path)); err != nil {
+		return err
+	}
 	if err := writeFile(r.tmp, path, b); err != nil {
 		return err
 	}
-	r.mu.Lock()
-	// The file's folder, and its parent in case the folder itself is new
-	// (an album folder, or its .meta).
-	r.dirty[filepath.Dir(path)] = true
-	r.dirty[filepath.Dir(filepath.Dir(path))] = true
-	r.mu.Unlock()
+	r.markDirty(filepath.Dir(path))
 	return nil
 }
+
+// markDirty notes folders whose entries changed (a file renamed into them,
+// a folder made in them), for the next commit to fsync before it records
+// anything that depends on them.
+func (r *run) markDirty(dirs ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range dirs {
+		r.dirty[d] = true
+	}
+}
+
+// syncDir is download.SyncDir; tests record what it syncs.
+var syncDir = download.SyncDir
 
 // commit fsyncs the folders written since the last commit, then records
 // files and the collection in one transaction: state never points at a
@@ -543,7 +555,7 @@ func (r *run) commit(files []*state.File, c *state.Collection) error {
 		dirs = nil
 	}
 	for d := range dirs {
-		if err := download.SyncDir(d); err != nil {
+		if err := syncDir(d); err != nil {
 			return err
 		}
 	}

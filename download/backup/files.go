@@ -11,16 +11,13 @@ import (
 	"github.com/quak-photos/quak/download/secretstream"
 )
 
-// commitTemp gives a synced temp file its mode and final name, fsyncs the
-// folder and sets the mtime.
+// commitTemp gives a synced temp file its mode and final name and sets the
+// mtime; the caller marks the folder for the next commit's fsync.
 func commitTemp(tmp, final string, mode os.FileMode, mtime time.Time) error {
 	if err := os.Chmod(tmp, mode); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, final); err != nil {
-		return err
-	}
-	if err := download.SyncDir(filepath.Dir(final)); err != nil {
 		return err
 	}
 	return os.Chtimes(final, mtime, mtime)

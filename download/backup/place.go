@@ -122,6 +122,7 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		if err := p.Commit(filepath.Join(dir, name), r.o.FileMode, mtime); err != nil {
 			return nil, "", false, err
 		}
+		r.markDirty(dir)
 		return []string{name}, keys.EncodeB64(p.Hash), p.HashMismatch, nil
 	}
 	res, err := livephoto.Unpack(p.Path(), r.tmp, download.TempPrefix)
@@ -167,6 +168,7 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 			res.Remove()
 			return nil, "", false, err
 		}
+		r.markDirty(dir)
 	}
 	return names, local, mismatch, nil
 }
@@ -308,7 +310,27 @@ func (r *run) albumDir(c *state.Collection) (string, error) {
 	if err != nil || r.dry() {
 		return dir, err
 	}
-	return dir, os.MkdirAll(dir, 0o755)
+	return dir, r.mkdirAll(dir)
+}
+
+// mkdirAll makes dir and its missing parents, and marks the folder holding
+// each one it made for the next commit's fsync: a new folder's name lives
+// in its parent, up to the backup folder itself.
+func (r *run) mkdirAll(dir string) error {
+	var made []string
+	for d := dir; strings.HasPrefix(d, r.dir+string(filepath.Separator)); d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			break
+		}
+		made = append(made, d)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, d := range made {
+		r.markDirty(filepath.Dir(d))
+	}
+	return nil
 }
 
 // namer returns the names taken in c's folder, indexing the state on first use.
