@@ -35,9 +35,13 @@ func round(t *testing.T, l *Limiter, c *clock, latency, span time.Duration, byte
 	}
 }
 
+// from4 is an adaptive limiter of cap 32 starting at 4 slots, so that a
+// test sees several windows of growth.
+func from4(c *clock) *Limiter { return adaptiveFrom(4, 32, c.now) }
+
 func TestGrowsWhileThroughputRisesAndLatencyIsFlat(t *testing.T) {
 	c := &clock{t: time.Unix(0, 0)}
-	l := Adaptive(32, c.now)
+	l := from4(c)
 	var limits []int
 	for range 8 {
 		// A link far from full: every window takes one round trip, so
@@ -51,7 +55,7 @@ func TestGrowsWhileThroughputRisesAndLatencyIsFlat(t *testing.T) {
 
 func TestStopsGrowingWhenThroughputIsFlat(t *testing.T) {
 	c := &clock{t: time.Unix(0, 0)}
-	l := Adaptive(32, c.now)
+	l := from4(c)
 	round(t, l, c, 30*time.Millisecond, 60*time.Millisecond, 16<<10) // 4 → 6
 	for range 5 {
 		// The link is full: the window lasts as long as its bytes take.
@@ -63,7 +67,7 @@ func TestStopsGrowingWhenThroughputIsFlat(t *testing.T) {
 
 func TestShrinksWhenLatencyRises(t *testing.T) {
 	c := &clock{t: time.Unix(0, 0)}
-	l := Adaptive(32, c.now)
+	l := from4(c)
 	round(t, l, c, 30*time.Millisecond, 60*time.Millisecond, 16<<10) // 4 → 6
 	round(t, l, c, 30*time.Millisecond, 60*time.Millisecond, 16<<10) // 6 → 9
 	// A queue builds at the server: answers take three times as long.
@@ -75,7 +79,7 @@ func TestShrinksWhenLatencyRises(t *testing.T) {
 
 func TestHalvesOnceOnABurstOfOverloadAnswers(t *testing.T) {
 	c := &clock{t: time.Unix(0, 0)}
-	l := Adaptive(32, c.now)
+	l := from4(c)
 	for range 4 {
 		round(t, l, c, 30*time.Millisecond, 60*time.Millisecond, 16<<10)
 	}
@@ -150,6 +154,7 @@ func TestAdaptiveDefaults(t *testing.T) {
 	l := Adaptive(0, nil)
 	assert.Equal(t, DefaultMax, l.Max())
 	assert.Equal(t, Start, l.Limit())
+	assert.Equal(t, 16, Start, "half the cap: a burst museum takes")
 	assert.True(t, l.Adaptive())
 	assert.Equal(t, 2, Adaptive(2, nil).Limit(), "never starts above its cap")
 	assert.Equal(t, 1, Adaptive(1, nil).Max(), "a cap of one is kept")
@@ -159,7 +164,7 @@ func TestAdaptiveDefaults(t *testing.T) {
 // it, it has risen.
 func TestLatencyAtTheToleranceIsFlat(t *testing.T) {
 	c := &clock{t: time.Unix(0, 0)}
-	l := Adaptive(32, c.now)
+	l := from4(c)
 	round(t, l, c, 20*time.Millisecond, 40*time.Millisecond, 16<<10) // 4 → 6
 	round(t, l, c, 30*time.Millisecond, 40*time.Millisecond, 16<<10) // 1.5 ×: 6 → 9
 	assert.Equal(t, 9, l.Limit())
