@@ -13,9 +13,10 @@ import (
 	"github.com/quak-photos/quak/download/secretstream/sodiumtest"
 )
 
-func xcrypto(t testing.TB) hash.Hash {
+func xcrypto(tb testing.TB) hash.Hash {
+	tb.Helper()
 	h, err := gblake2b.New512(nil)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return h
 }
 
@@ -141,9 +142,9 @@ func TestADamagedHashStateIsRefused(t *testing.T) {
 func TestAKeyedHashResetsToItsKeyAndIsNotMarshalled(t *testing.T) {
 	key := sodiumtest.Pattern(32, 1)
 	d := newDigest(32, key, nil, nil)
-	d.Write([]byte("some bytes"))
+	_, _ = d.Write([]byte("some bytes"))
 	d.Reset()
-	d.Write([]byte("msg"))
+	_, _ = d.Write([]byte("msg"))
 	want, _ := gblake2b.New(32, key)
 	want.Write([]byte("msg"))
 	assert.Equal(t, want.Sum(nil), d.Sum(nil))
