@@ -66,7 +66,7 @@ func (r *run) placeInDateView(f *state.File) (changed bool, err error) {
 				changed = true
 				continue
 			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			if err := r.mkdirAll(dir); err != nil {
 				return changed, err
 			}
 			cp, err := r.linkOrCopy(from, to)

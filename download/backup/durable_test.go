@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -76,5 +77,50 @@ func TestEveryFolderAFileLandsInIsSyncedBeforeItIsRecorded(t *testing.T) {
 				assert.Positive(t, got[d], "%s never synced", d)
 			}
 		})
+	}
+}
+
+// A prune moves a file into DIR/.quak/trash/DAY/ALBUM: the trash copy may
+// be the only one left, so the new folders on its way are synced in their
+// parents before the state records where it went.
+func TestATrashedFilesNewFoldersAreSyncedBeforeItIsRecorded(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "keep.jpg", Size: 10, Seed: 1})
+	f := a.AddFile(enteapitest.FileSpec{Title: "gone.jpg", Size: 10, Seed: 2})
+	e.mustRun()
+	f.Trash()
+	synced := recordSyncs(t)
+	sum, err := e.prune(100)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Pruned)
+	require.True(t, e.exists(filepath.Join(trashToday, "A", "gone.jpg")))
+	got := synced()
+	for _, d := range []string{
+		filepath.Join(e.dir, "A"),              // the name left it
+		filepath.Join(e.dir, trashToday, "A"),  // the name arrived in it
+		filepath.Join(e.dir, trashToday),       // holds the new folder A
+		filepath.Join(e.dir, ".quak", "trash"), // holds the new folder DAY
+		filepath.Join(e.dir, ".quak"),          // holds the new folder trash
+	} {
+		assert.Positive(t, got[d], "%s never synced", d)
+	}
+}
+
+// Turning the date view on for a backup makes By date/YYYY/MM: each new
+// folder is synced in its parent before the links are recorded.
+func TestNewDateViewFoldersAreSyncedInTheirParents(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	a.AddFile(enteapitest.FileSpec{Title: "p.jpg", Size: 10, Seed: 1,
+		CreationTime: time.Date(2024, 5, 6, 7, 0, 0, 0, time.UTC).UnixMicro()})
+	e.mustRun()
+	synced := recordSyncs(t)
+	e.views = Views{DateView: "YYYY/MM", Zone: time.UTC}
+	e.mustRun()
+	require.True(t, e.exists(filepath.Join(DateViewDir, "2024", "05", "p.jpg")))
+	got := synced()
+	for _, d := range []string{filepath.Join(e.dir, DateViewDir, "2024"), filepath.Join(e.dir, DateViewDir), e.dir} {
+		assert.Positive(t, got[d], "%s never synced", d)
 	}
 }

@@ -316,7 +316,10 @@ func (r *run) albumDir(c *state.Collection) (string, error) {
 // mkdirAll makes dir and its missing parents, and marks the folder holding
 // each one it made for the next commit's fsync: a new folder's name lives
 // in its parent, up to the backup folder itself.
-func (r *run) mkdirAll(dir string) error {
+func (r *run) mkdirAll(dir string) error { return r.mkdirAllMode(dir, 0o755) }
+
+// mkdirAllMode is mkdirAll for folders of another mode (the trash's 0700).
+func (r *run) mkdirAllMode(dir string, mode os.FileMode) error {
 	var made []string
 	for d := dir; strings.HasPrefix(d, r.dir+string(filepath.Separator)); d = filepath.Dir(d) {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
@@ -324,7 +327,7 @@ func (r *run) mkdirAll(dir string) error {
 		}
 		made = append(made, d)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, mode); err != nil {
 		return err
 	}
 	for _, d := range made {

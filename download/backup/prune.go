@@ -343,7 +343,7 @@ func (r *run) toTrash(trash, folder, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+	if err := r.mkdirAllMode(filepath.Dir(to), 0o700); err != nil {
 		return "", err
 	}
 	to, err = moveNoReplace(from, to)
