@@ -556,7 +556,7 @@ func (r *run) commit(files []*state.File, c *state.Collection) error {
 	}
 	for d := range dirs {
 		if err := syncDir(d); err != nil {
-			return err
+			return fmt.Errorf("syncing a folder before recording what is in it (removed during the run?): %w", err)
 		}
 	}
 	return r.st.Commit(files, c)

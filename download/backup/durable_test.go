@@ -1,6 +1,8 @@
 package backup
 
 import (
+	"io"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -123,4 +125,33 @@ func TestNewDateViewFoldersAreSyncedInTheirParents(t *testing.T) {
 	for _, d := range []string{filepath.Join(e.dir, DateViewDir, "2024"), filepath.Join(e.dir, DateViewDir), e.dir} {
 		assert.Positive(t, got[d], "%s never synced", d)
 	}
+}
+
+// A folder removed while the run fills it fails that album's commit with
+// an error that says so, and nothing is recorded; the next run downloads
+// the album again.
+func TestAFolderRemovedBeforeItsCommitFailsTheAlbumAndSaysWhy(t *testing.T) {
+	e := newEnv(t)
+	spec := enteapitest.FileSpec{Title: "p.jpg", Size: 10, Seed: 1}
+	e.u.AddAlbum("A").AddFile(spec)
+	real := syncDir
+	removed := false
+	syncDir = func(d string) error {
+		if !removed && filepath.Base(d) == "A" {
+			removed = true
+			require.NoError(t, os.RemoveAll(d))
+		}
+		return real(d)
+	}
+	t.Cleanup(func() { syncDir = real })
+	_, err := e.run()
+	require.NoError(t, err)
+	failed := e.kinds(AlbumFailed)
+	require.Len(t, failed, 1)
+	assert.Contains(t, failed[0].Err.Error(), "syncing a folder before recording what is in it")
+	syncDir = real
+	assert.Equal(t, 1, e.mustRun().New, "downloaded again")
+	want, err := io.ReadAll(enteapitest.Content(spec.Size, spec.Seed))
+	require.NoError(t, err)
+	e.same(filepath.Join("A", "p.jpg"), want)
 }
