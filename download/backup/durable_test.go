@@ -45,7 +45,7 @@ func recordSyncs(t *testing.T) func() map[string]int {
 // photo (or a live photo's parts) was renamed into, its .meta, and the
 // backup folder that a new album folder was made in. Each is synced once
 // per commit, not once per file.
-func TestEveryFolderAFileLandsInIsSyncedBeforeItIsRecorded(t *testing.T) {
+func TestEveryFolderAFileLandsInIsSyncedByItsCommit(t *testing.T) {
 	for _, style := range []sidecars.Style{sidecars.Ente, sidecars.None} {
 		t.Run(string(style), func(t *testing.T) {
 			synced := recordSyncs(t)
@@ -84,8 +84,8 @@ func TestEveryFolderAFileLandsInIsSyncedBeforeItIsRecorded(t *testing.T) {
 
 // A prune moves a file into DIR/.quak/trash/DAY/ALBUM: the trash copy may
 // be the only one left, so the new folders on its way are synced in their
-// parents before the state records where it went.
-func TestATrashedFilesNewFoldersAreSyncedBeforeItIsRecorded(t *testing.T) {
+// parents by the commit that records where it went.
+func TestATrashedFilesNewFoldersAreSyncedByItsCommit(t *testing.T) {
 	e := newEnv(t)
 	a := e.u.AddAlbum("A")
 	a.AddFile(enteapitest.FileSpec{Title: "keep.jpg", Size: 10, Seed: 1})
@@ -110,7 +110,7 @@ func TestATrashedFilesNewFoldersAreSyncedBeforeItIsRecorded(t *testing.T) {
 }
 
 // Turning the date view on for a backup makes By date/YYYY/MM: each new
-// folder is synced in its parent before the links are recorded.
+// folder is synced in its parent by the commit that records the links.
 func TestNewDateViewFoldersAreSyncedInTheirParents(t *testing.T) {
 	e := newEnv(t)
 	a := e.u.AddAlbum("A")

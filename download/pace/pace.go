@@ -38,9 +38,9 @@ type window struct {
 // Start is where an adaptive limiter begins. From 4 (quak's former fixed
 // default), a backup of a few hundred files spent a fifth of its time
 // growing: against museum over 30 ms and 20 MB/s a connection, 200 × 1 MiB
-// took 1.75–2.13 s from 4 and 1.56–1.88 s from 16. Half the cap is a
-// burst museum's limits take (700 requests a second per user), and the
-// limiter shrinks from there when answers slow down.
+// took 1.75–2.13 s from 4 and 1.56–1.88 s from 16 (once 2.90 s, in a
+// minute when a fixed 32 was slow too), and museum answered no 429 in any
+// of those runs. The limiter shrinks from there when answers slow down.
 const Start = 16
 
 // DefaultMax caps an adaptive limiter: enough requests in flight to fill a
