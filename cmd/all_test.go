@@ -14,8 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download/backup"
-	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // family is one config with several accounts of one server logged in, each
@@ -196,7 +195,7 @@ func TestBackupAllSkipsALockedFolder(t *testing.T) {
 	for _, n := range []string{"alice", "bob"} {
 		fam.record(t, n)
 	}
-	unlock, err := backup.Lock(fam.dirs["alice"])
+	unlock, err := folder.At(fam.dirs["alice"]).Lock()
 	require.NoError(t, err)
 	defer unlock()
 	f := fam.users["bob"].AddAlbum("B").AddFile(enteapitest.FileSpec{Title: "b.jpg", Size: 10})
@@ -239,7 +238,7 @@ func TestBackupPicksTheFoldersAccount(t *testing.T) {
 	requireFile(t, filepath.Join(fam.dirs["carol"], "E", "e.jpg"), g.Plaintext())
 	// While a backup holds the state, status still finds the account, in
 	// the last run's record.
-	st, err := state.Open(filepath.Join(fam.dirs["carol"], backup.StateDir, "state.db"))
+	st, err := folder.At(fam.dirs["carol"]).OpenState()
 	require.NoError(t, err)
 	code, out, errOut = e.run("status", fam.dirs["carol"])
 	require.NoError(t, st.Close())

@@ -16,6 +16,7 @@ import (
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/filter"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/verify"
 	"github.com/quak-photos/quak/retry"
 )
@@ -274,13 +275,11 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		MetadataOnly:   o.metaOnly,
 		Views:          views,
 		FreeSpace:      spaceCheck(d, o.noSpace),
-		Record: func(s *backup.Summary, err error) (any, bool) {
+		Record: func(s *backup.Summary, err error) (*folder.RunRecord, bool) {
 			code := runExitCode(s, err)
-			rec := lastRun(a, s, err, code)
-			rec["metadataOnly"] = o.metaOnly
 			// Only a full backup is a success: not a metadata refresh, nor
 			// a --prune run that refused to prune.
-			return rec, code == exitOK && !o.metaOnly && s.PruneRefused == ""
+			return runRecord(a, s, err, code, o.metaOnly), code == exitOK && !o.metaOnly && s.PruneRefused == ""
 		},
 	})
 	if sum != nil && sum.Started && !o.dryRun && (o.multi.account != "" || o.init) {
@@ -304,9 +303,8 @@ func recordRefusal(d deps, dir string, code int, err error) {
 	if d.now != nil {
 		now = d.now
 	}
-	_ = backup.RecordRefusal(dir, map[string]any{
-		"time": now().UTC().Format(time.RFC3339), "exitCode": code, "error": errText(err), "version": quakVersion(),
-	})
+	f := folder.At(dir)
+	_ = f.WriteRefusal(folder.Refusal{Time: folder.Seconds(now()), ExitCode: code, Error: fmt.Sprint(errText(err)), Version: quakVersion()})
 }
 
 // healthURL is the health-check URL: --healthcheck-url, else the file
@@ -364,36 +362,42 @@ const maxRecordedFailures = 1000
 // maxStreams is the most ranges of one file --streams allows.
 const maxStreams = 16
 
-// lastRun is what DIR/.quak/last-run.json holds: the JSON summary plus who,
+// runRecord is the folder's record of a run: the JSON summary plus who,
 // when and how it ended, for quak status.
-func lastRun(a *account.Account, s *backup.Summary, err error, code int) map[string]any {
-	f := summaryFields(s, code)
-	outcome := "ok"
-	switch {
-	case code == exitPartial:
-		outcome = "partial"
-	case code == exitInterrupt || code == exitTerminated:
-		outcome = "interrupted"
-	case code != exitOK:
-		outcome = "failed"
-	}
+func runRecord(a *account.Account, s *backup.Summary, err error, code int, metaOnly bool) *folder.RunRecord {
 	failures := s.Failures
 	if len(failures) > maxRecordedFailures {
 		failures = failures[:maxRecordedFailures]
 	}
-	f["outcome"] = outcome
-	f["error"] = errText(err)
-	f["email"] = a.Email
-	f["userID"] = a.UserID
-	f["endpoint"] = a.Endpoint
-	f["start"] = s.Start.UTC().Format(time.RFC3339)
-	f["end"] = s.Start.Add(s.Duration).UTC().Format(time.RFC3339)
-	f["failures"] = failures
-	f["pruneRefused"] = s.PruneRefused
-	f["totalFiles"] = s.TotalFiles
-	f["totalBytes"] = s.TotalBytes
-	f["version"] = quakVersion()
-	return f
+	return &folder.RunRecord{
+		Started: s.Started, Counts: countsOf(s), Reasons: reasonsOf(s), Bytes: s.Bytes, Duration: s.Duration.Seconds(),
+		FailedIDs: failedIDs(s), ExitCode: code, Outcome: outcomeOf(code), Error: errString(err),
+		Email: a.Email, UserID: a.UserID, Endpoint: a.Endpoint,
+		Start: folder.Seconds(s.Start), End: folder.Seconds(s.Start.Add(s.Duration)),
+		Failures: failures, PruneRefused: s.PruneRefused, TotalFiles: s.TotalFiles, TotalBytes: s.TotalBytes,
+		Version: quakVersion(), MetadataOnly: metaOnly,
+	}
+}
+
+// outcomeOf is how a record names the way a run with this exit code ended.
+func outcomeOf(code int) string {
+	switch code {
+	case exitOK:
+		return folder.OutcomeOK
+	case exitPartial:
+		return folder.OutcomePartial
+	case exitInterrupt, exitTerminated:
+		return folder.OutcomeInterrupted
+	}
+	return folder.OutcomeFailed
+}
+
+// errString is errText for a record: nil for no error.
+func errString(err error) *string {
+	if s, ok := errText(err).(string); ok {
+		return &s
+	}
+	return nil
 }
 
 // partialError is a run that saved what it could but not everything.

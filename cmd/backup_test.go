@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // loggedIn is an env logged in to a fake server with a small library.
@@ -165,7 +165,7 @@ func TestBackupHelpListsExitCodes(t *testing.T) {
 // holdLock takes DIR's lock as another quak run would.
 func holdLock(t *testing.T, dir string) func() {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(dir, backup.StateDir, "lock"), os.O_RDWR, 0)
+	f, err := os.OpenFile(filepath.Join(dir, folder.StateDir, "lock"), os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

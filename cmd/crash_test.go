@@ -15,7 +15,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
-	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // crashLibrary is what the crash test backs up: two albums of several
@@ -84,7 +84,7 @@ func media(t *testing.T, dir string) map[string][]byte {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == ".quak" || d.Name() == ".meta") {
+		if d.IsDir() && (d.Name() == folder.StateDir || d.Name() == ".meta") {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() {
@@ -223,7 +223,7 @@ func TestKilledInALargeFileResumesNextRun(t *testing.T) {
 	signalWhenStalled(t, bin, e, s, syscall.SIGKILL, "backup", "--resume-above", fmt.Sprint(8<<20), dir)
 	// Where the killed run had got to, as it recorded it (the client lags
 	// the server's stall by what the socket buffers held).
-	st, err := state.OpenReadOnly(filepath.Join(dir, ".quak", "state.db"))
+	st, err := folder.At(dir).OpenStateReadOnly()
 	if err != nil {
 		t.Fatal(err)
 	}

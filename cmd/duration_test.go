@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // `1m` is a minute to Go and a month to restic: quak reads it as neither,
@@ -16,7 +18,7 @@ func TestAmbiguousMonthIsRefusedEverywhere(t *testing.T) {
 	if code, _, _ := e.run("backup", dir); code != 0 {
 		t.Fatal("backup failed")
 	}
-	day := filepath.Join(dir, ".quak", "trash", "2026-06-01")
+	day := filepath.Join(folder.At(dir).Trash(), "2026-06-01")
 	if err := os.MkdirAll(filepath.Join(day, "A"), 0o700); err != nil {
 		t.Fatal(err)
 	}

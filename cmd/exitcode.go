@@ -8,6 +8,7 @@ const (
 	exitLogin       = 3   // not logged in, or the session was rejected
 	exitLocked      = 4   // another quak run holds the backup folder's lock
 	exitUnusableDir = 5   // the backup folder is missing, not writable, or another account's
+	exitStale       = 6   // (status) no fully successful run within --max-age, or none yet
 	exitUsage       = 64  // bad command line
 	exitTempFail    = 75  // the server could not be reached: try again later (EX_TEMPFAIL)
 	exitInterrupt   = 130 // stopped by Ctrl-C (SIGINT)

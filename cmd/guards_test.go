@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // status refuses to call a backup healthy for a session of another
@@ -49,7 +50,7 @@ func TestAlbumFailuresReachLastRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "B", "y.jpg")); err != nil {
 		t.Fatal("the other album was not backed up")
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ".quak", "last-run.json"))
+	b, err := os.ReadFile(folder.At(dir).LastRunPath())
 	if err != nil {
 		t.Fatal(err)
 	}

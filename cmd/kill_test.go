@@ -15,6 +15,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/durable"
 )
 
 // TestKilledDuringADownload kills a real quak process (SIGKILL: no cleanup
@@ -151,7 +152,7 @@ func countTemps(t *testing.T, dir string) int {
 	t.Helper()
 	n := 0
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), download.TempPrefix) {
+		if err == nil && strings.HasPrefix(d.Name(), durable.TempPrefix) {
 			n++
 		}
 		return nil

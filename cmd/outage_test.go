@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // tcpProxy forwards a fixed loopback address to a server; stopping it
@@ -105,7 +106,7 @@ func loggedInBehindProxy(t *testing.T) (*enteapitest.Server, *enteapitest.User, 
 // last-run.json and that status is not healthy after it.
 func requireRecordedTempFail(t *testing.T, e *env, dir string) {
 	t.Helper()
-	last, err := readRecord(filepath.Join(dir, ".quak", "last-run.json"))
+	last, err := folder.At(dir).LastRun()
 	require.NoError(t, err)
 	assert.Equal(t, exitTempFail, last.ExitCode)
 	scode, lines := statusOf(t, e, dir)
@@ -142,7 +143,7 @@ func TestServerGoneExits75AndNextRunCompletes(t *testing.T) {
 	assert.NotContains(t, errOut, "failed:", "no file is reported failed")
 	assert.NotContains(t, errOut, "retrying", "retries are for --verbose")
 	assert.Contains(t, out, "0 failed")
-	last, err := readRecord(filepath.Join(dir, ".quak", "last-run.json"))
+	last, err := folder.At(dir).LastRun()
 	require.NoError(t, err)
 	assert.Equal(t, exitTempFail, last.ExitCode)
 	require.NotNil(t, last.Error)

@@ -9,6 +9,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // printer shows a backup's events: on a terminal a progress bar on stderr
@@ -308,35 +309,47 @@ func (p *printer) finish(s *backup.Summary, code int, err error) {
 	p.log.line(line)
 }
 
-// summaryFields is the JSON summary of a run, also written to
-// DIR/.quak/last-run.json.
+// summaryFields is the JSON summary of a run; the folder's record of the
+// run (runRecord) holds the same fields.
 func summaryFields(s *backup.Summary, code int) map[string]any {
 	if s == nil {
 		s = &backup.Summary{}
 	}
-	failed := make([]int64, 0, len(s.Failures))
-	for _, f := range s.Failures {
-		failed = append(failed, f.FileID)
+	return map[string]any{
+		"started":   s.Started,
+		"counts":    countsOf(s),
+		"reasons":   reasonsOf(s),
+		"bytes":     s.Bytes,
+		"duration":  s.Duration.Seconds(),
+		"failedIDs": failedIDs(s),
+		"exitCode":  code,
 	}
+}
+
+// countsOf are what a run did, as summaries and records count it.
+func countsOf(s *backup.Summary) folder.Counts {
+	return folder.Counts{
+		New: s.New, Linked: s.Linked, Adopted: s.Adopted, Metadata: s.Updated, Unchanged: s.Unchanged,
+		Failed: s.Failed, HashMismatches: s.HashMismatches, DeletedOnServer: s.DeletedOnServer,
+		AlbumsDeleted: s.AlbumsDeleted, AlbumsFailed: s.AlbumsFailed, Skipped: s.Skipped, Pruned: s.Pruned,
+		Restored: s.Restored, LeftOut: s.LeftOut, AlbumsLeftOut: s.AlbumsLeftOut, RestoredLocal: s.LocalRestored,
+	}
+}
+
+func reasonsOf(s *backup.Summary) map[string]int {
 	reasons := map[string]int{}
 	for k, v := range s.Reasons {
 		reasons[k] = v
 	}
-	return map[string]any{
-		"started": s.Started,
-		"counts": map[string]int{
-			"new": s.New, "linked": s.Linked, "adopted": s.Adopted, "metadata": s.Updated, "unchanged": s.Unchanged,
-			"failed": s.Failed, "hashMismatches": s.HashMismatches, "deletedOnServer": s.DeletedOnServer,
-			"albumsDeleted": s.AlbumsDeleted, "albumsFailed": s.AlbumsFailed, "skipped": s.Skipped, "pruned": s.Pruned,
-			"restored": s.Restored, "leftOut": s.LeftOut, "albumsLeftOut": s.AlbumsLeftOut,
-			"restoredLocal": s.LocalRestored,
-		},
-		"reasons":   reasons,
-		"bytes":     s.Bytes,
-		"duration":  s.Duration.Seconds(),
-		"failedIDs": failed,
-		"exitCode":  code,
+	return reasons
+}
+
+func failedIDs(s *backup.Summary) []int64 {
+	failed := make([]int64, 0, len(s.Failures))
+	for _, f := range s.Failures {
+		failed = append(failed, f.FileID)
 	}
+	return failed
 }
 
 // outcomeFirst is how a run that did not succeed opens its summary, so

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 func TestPruneAndPruneTrash(t *testing.T) {
@@ -35,7 +36,7 @@ func TestPruneAndPruneTrash(t *testing.T) {
 	if p := ofType(jsonLinesOf(t, out), "pruned"); len(p) != 1 || p[0]["path"] != filepath.Join("A", "x.jpg") {
 		t.Fatalf("pruned events: %v", p)
 	}
-	trashed := filepath.Join(dir, ".quak", "trash", "2026-06-01", "A", "x.jpg")
+	trashed := filepath.Join(folder.At(dir).Trash(), "2026-06-01", "A", "x.jpg")
 	if _, err := os.Stat(trashed); err != nil {
 		t.Fatal(err)
 	}

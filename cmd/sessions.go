@@ -7,7 +7,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/account"
-	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 )
@@ -199,11 +199,12 @@ func orEmpty(prefix, s string) string {
 // with no backup: from its last run's record, readable while a backup
 // runs, else from its state.
 func folderOwner(dir string) (*state.Account, error) {
-	r, err := readRecord(filepath.Join(dir, backup.StateDir, backup.LastRunFile))
+	f := folder.At(dir)
+	r, err := f.LastRun()
 	if err == nil && r.Email != "" {
 		return &state.Account{UserID: r.UserID, Email: r.Email, Endpoint: r.Endpoint}, nil
 	}
-	return backup.Owner(dir)
+	return f.Owner()
 }
 
 // noteFolders tells, after a logout, which backup folders stay recorded for

@@ -15,6 +15,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // statusOf runs quak status --offline and returns its code and Problem lines.
@@ -93,7 +94,7 @@ func TestStatusNeverHealthyAfterALesserRun(t *testing.T) {
 	})
 	t.Run("state database damaged", func(t *testing.T) {
 		e, _, _, dir := setup(t)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, ".quak", "state.db"), []byte(strings.Repeat("x", 8192)), 0o600))
+		require.NoError(t, os.WriteFile(folder.At(dir).StateFile(), []byte(strings.Repeat("x", 8192)), 0o600))
 		code, lines := statusOf(t, e, dir)
 		assert.Equal(t, exitPartial, code)
 		assert.Contains(t, lines, "the state database does not open")
@@ -110,7 +111,7 @@ func TestStatusNeverHealthyAfterALesserRun(t *testing.T) {
 	})
 	t.Run("record missing", func(t *testing.T) {
 		e, _, _, dir := setup(t)
-		require.NoError(t, os.Remove(filepath.Join(dir, ".quak", backup.LastRunFile)))
+		require.NoError(t, os.Remove(folder.At(dir).LastRunPath()))
 		code, lines := statusOf(t, e, dir)
 		assert.Equal(t, exitPartial, code)
 		assert.Contains(t, lines, "could not record how it went")

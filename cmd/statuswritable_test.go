@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // A backup folder remounted read-only after a good run: every backup
@@ -23,7 +23,7 @@ func TestStatusOnAFolderThatCannotBeWrittenExits5(t *testing.T) {
 	code, lines := statusOf(t, e, dir)
 	require.Equal(t, exitOK, code, lines)
 
-	qdir := filepath.Join(dir, backup.StateDir)
+	qdir := filepath.Join(dir, folder.StateDir)
 	asked := ""
 	orig := createIn
 	createIn = func(d string) error {

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // jsonLinesOf parses stdout as JSON lines, failing on anything else, and
@@ -131,7 +132,7 @@ func TestBackupJSONEventsAndLastRun(t *testing.T) {
 		t.Fatalf("the human lines belong on stderr: %q", errOut)
 	}
 
-	raw, err := os.ReadFile(filepath.Join(dir, ".quak", "last-run.json"))
+	raw, err := os.ReadFile(folder.At(dir).LastRunPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestBackupJSONEventsAndLastRun(t *testing.T) {
 	if f := last["failures"].([]any)[0].(map[string]any); f["reason"] != "corrupt" || f["fileID"] != float64(bad.ID) {
 		t.Fatalf("failures: %v", f)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".quak", "last-success.json")); !os.IsNotExist(err) {
+	if _, err := os.Stat(folder.At(dir).LastSuccessPath()); !os.IsNotExist(err) {
 		t.Fatal("a partial run is not a success")
 	}
 
@@ -165,12 +166,12 @@ func TestBackupJSONEventsAndLastRun(t *testing.T) {
 		}
 	}
 	for _, secret := range []string{sessionToken(t, e), u.Password} {
-		raw, _ := os.ReadFile(filepath.Join(dir, ".quak", "last-run.json"))
+		raw, _ := os.ReadFile(folder.At(dir).LastRunPath())
 		if strings.Contains(out+errOut+string(raw), secret) {
 			t.Fatal("a secret reached the output or last-run.json")
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".quak", "last-success.json")); err != nil {
+	if _, err := os.Stat(folder.At(dir).LastSuccessPath()); err != nil {
 		t.Fatal("a clean run is recorded as the last success")
 	}
 }

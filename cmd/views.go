@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/sidecars"
 )
 
@@ -31,7 +32,8 @@ func (v *viewFlags) register(fs *pflag.FlagSet) {
 // local time zone from $TZ (else the system's).
 func (v *viewFlags) views(d deps, fs *pflag.FlagSet, dir string) (backup.Views, error) {
 	var out backup.Views
-	rem, err := backup.ReadViews(dir)
+	f := folder.At(dir)
+	rem, err := f.ReadViewOptions()
 	if err != nil {
 		return out, fmt.Errorf("reading the folder's remembered options: %w", err)
 	}
@@ -98,9 +100,9 @@ func zoneFromTZ(tz string) (*time.Location, string, error) {
 }
 
 // viewsText says, for people, what metadata a backup keeps.
-func viewsText(r *backup.Remembered) string {
+func viewsText(r *folder.ViewOptions) string {
 	if r == nil {
-		r = &backup.Remembered{Sidecars: sidecars.Ente, Applied: true}
+		r = &folder.ViewOptions{Sidecars: sidecars.Ente, Applied: true}
 	}
 	parts := []string{string(r.Sidecars) + " sidecars"}
 	if r.XMP {
@@ -120,9 +122,9 @@ func viewsText(r *backup.Remembered) string {
 }
 
 // viewsJSON is status --json's "views": what the folder remembers.
-func viewsJSON(r *backup.Remembered) map[string]any {
+func viewsJSON(r *folder.ViewOptions) map[string]any {
 	if r == nil {
-		r = &backup.Remembered{Sidecars: sidecars.Ente, Applied: true}
+		r = &folder.ViewOptions{Sidecars: sidecars.Ente, Applied: true}
 	}
 	return map[string]any{"sidecars": r.Sidecars, "xmp": r.XMP, "dateView": string(r.DateView), "zone": r.Zone, "applied": r.Applied}
 }

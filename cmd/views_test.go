@@ -13,6 +13,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/sidecars"
 )
 
@@ -66,7 +67,7 @@ func TestViewFlagsAreRememberedAndShownByStatus(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.False(t, exists(filepath.Join(dir, backup.DateViewDir)))
 	assert.True(t, exists(filepath.Join(dir, "Trips/.meta/x.jpg.json")))
-	m, err := backup.ReadViews(dir)
+	m, err := folder.At(dir).ReadViewOptions()
 	require.NoError(t, err)
 	assert.Equal(t, sidecars.Ente, m.Sidecars)
 	assert.False(t, m.XMP)
@@ -91,7 +92,7 @@ func TestViewFlagMistakesAreUsageErrors(t *testing.T) {
 	code, _, errOut := e.run("backup", "--date-view", "YYYY", dir)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "Mars/Olympus_Mons")
-	assert.False(t, exists(filepath.Join(dir, backup.StateDir, backup.OptionsFile)), "nothing remembered from a refused run")
+	assert.False(t, exists(folder.At(dir).ViewOptionsPath()), "nothing remembered from a refused run")
 	code, _, errOut = e.run("backup", dir)
 	assert.Equal(t, exitOK, code, "without XMP or a date view no time zone is needed: %s", errOut)
 }
@@ -126,7 +127,7 @@ func TestTZForms(t *testing.T) {
 			code, out, errOut := e.run("backup", "--date-view", "YYYY/MM/DD", dir)
 			require.Equal(t, exitOK, code, out+errOut)
 			assert.True(t, exists(filepath.Join(dir, "By date", c.folder, "x.jpg")), "want By date/%s", c.folder)
-			m, err := backup.ReadViews(dir)
+			m, err := folder.At(dir).ReadViewOptions()
 			require.NoError(t, err)
 			assert.Equal(t, c.zone, m.Zone)
 		})
@@ -151,7 +152,7 @@ func TestStatusOfAFolderWithoutRememberedViews(t *testing.T) {
 	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
 	code, _, _ := e.run("backup", dir)
 	require.Equal(t, exitOK, code)
-	assert.False(t, exists(filepath.Join(dir, backup.StateDir, backup.OptionsFile)), "defaults need no file")
+	assert.False(t, exists(folder.At(dir).ViewOptionsPath()), "defaults need no file")
 	_, out, _ := e.run("status", "--offline", dir)
 	assert.True(t, strings.Contains(out, "Metadata:      ente sidecars\n"), out)
 }
@@ -161,10 +162,10 @@ func TestAnUnreadableOptionsFileIsSaidNotGuessed(t *testing.T) {
 	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
 	code, _, _ := e.run("backup", "--xmp", dir)
 	require.Equal(t, exitOK, code)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, backup.StateDir, backup.OptionsFile), []byte("{not json"), 0o600))
+	require.NoError(t, os.WriteFile(folder.At(dir).ViewOptionsPath(), []byte("{not json"), 0o600))
 	code, out, _ := e.run("status", "--offline", dir)
 	assert.Equal(t, exitPartial, code, out)
-	assert.Contains(t, out, "Problem:       "+filepath.Join(dir, backup.StateDir, backup.OptionsFile)+": invalid character")
+	assert.Contains(t, out, "Problem:       "+folder.At(dir).ViewOptionsPath()+": invalid character")
 	code, _, errOut := e.run("backup", dir)
 	assert.Equal(t, exitFatal, code)
 	assert.Contains(t, errOut, "reading the folder's remembered options")
@@ -197,7 +198,7 @@ func TestABadRememberedOptionsFileIsRefused(t *testing.T) {
 			u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
 			code, _, _ := e.run("backup", "--xmp", dir)
 			require.Equal(t, exitOK, code)
-			path := filepath.Join(dir, backup.StateDir, backup.OptionsFile)
+			path := folder.At(dir).ViewOptionsPath()
 			require.NoError(t, os.WriteFile(path, []byte(c.body), 0o600))
 			before, err := os.ReadFile(path)
 			require.NoError(t, err)

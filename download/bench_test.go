@@ -66,7 +66,7 @@ func BenchmarkFetchResumePoints(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
-			st, err := state.Open(filepath.Join(dir, "state.db"))
+			st, err := state.Open(filepath.Join(dir, "test.db"))
 			if err != nil {
 				b.Fatal(err)
 			}

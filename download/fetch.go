@@ -21,17 +21,13 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/pace"
 	"github.com/quak-photos/quak/download/rate"
 	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
 )
-
-// TempPrefix starts the name of every temp file quak writes. Temp files
-// live in a folder of quak's own; the prefix alone marks nothing as
-// quak's (a file from the server may be named so).
-const TempPrefix = ".quak-tmp-"
 
 // Target is one encrypted original to fetch.
 type Target struct {
@@ -75,7 +71,7 @@ type Fetcher struct {
 	// attempt that fails and is retried is counted again).
 	OnBytes func(n int64)
 	// TempFile creates the temp file in dir (default os.CreateTemp with
-	// TempPrefix); tests make it fail as a full disk would.
+	// durable.TempPrefix); tests make it fail as a full disk would.
 	TempFile func(dir string) (*os.File, error)
 	// Save, if set, keeps a resume point for a later run: as a download
 	// of more than SaveAbove bytes goes (SaveSpacing apart, each after an
@@ -482,7 +478,7 @@ func (f *Fetcher) tempFile(dir string) (*os.File, error) {
 	if f.TempFile != nil {
 		return f.TempFile(dir)
 	}
-	return os.CreateTemp(dir, TempPrefix+"*")
+	return os.CreateTemp(dir, durable.TempPrefix+"*")
 }
 
 // progress reports the length of every write.
@@ -517,54 +513,18 @@ func HashFile(path string) ([]byte, error) {
 	return HashOf(f)
 }
 
-// Commit gives the file its final name and mode: fsync, rename (replacing
-// any file there), then mtime. Any error leaves no temp file. The folder is
-// not synced: the caller syncs it (SyncDir) before it records the file
-// anywhere a crash must not find it missing, once for all the files it
-// placed there meanwhile.
+// Commit gives the file its final name and mode (see durable.Temp.Commit).
 func (p *Partial) Commit(final string, mode os.FileMode, mtime time.Time) error {
-	if err := p.f.Chmod(mode); err != nil {
-		p.Discard()
-		return err
-	}
-	if err := p.f.Sync(); err != nil {
-		p.Discard()
-		return err
-	}
-	if err := p.f.Close(); err != nil {
-		_ = os.Remove(p.f.Name())
-		return err
-	}
-	if err := os.Rename(p.f.Name(), final); err != nil {
-		_ = os.Remove(p.f.Name())
-		return err
-	}
-	if !mtime.IsZero() {
-		return os.Chtimes(final, mtime, mtime)
-	}
-	return nil
+	return durable.Wrap(p.f).Commit(final, mode, mtime)
 }
 
 // Discard removes the temp file.
-func (p *Partial) Discard() {
-	_ = p.f.Close()
-	_ = os.Remove(p.f.Name())
-}
-
-// SyncDir fsyncs a folder, so a rename in it survives a crash.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = d.Close() }()
-	return d.Sync()
-}
+func (p *Partial) Discard() { durable.Wrap(p.f).Discard() }
 
 // InTempDir reports whether path names a file directly in the temp folder
 // dir, by a name quak gives temp files.
 func InTempDir(dir, path string) bool {
-	return filepath.Dir(path) == filepath.Clean(dir) && strings.HasPrefix(filepath.Base(path), TempPrefix)
+	return filepath.Dir(path) == filepath.Clean(dir) && strings.HasPrefix(filepath.Base(path), durable.TempPrefix)
 }
 
 // openTempFile opens a kept temp file for writing: a regular file, never

@@ -19,6 +19,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
@@ -101,7 +102,7 @@ func (fx *fixture) noTemps() {
 	entries, err := os.ReadDir(fx.dir)
 	require.NoError(fx.t, err)
 	for _, e := range entries {
-		assert.NotContains(fx.t, e.Name(), download.TempPrefix, "temp file left behind")
+		assert.NotContains(fx.t, e.Name(), durable.TempPrefix, "temp file left behind")
 	}
 }
 
@@ -325,20 +326,20 @@ func TestRemoveLeftovers(t *testing.T) {
 	tmp := filepath.Join(root, "tmp")
 	require.NoError(t, os.MkdirAll(filepath.Join(tmp, "unpacked"), 0o700))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "album"), 0o755))
-	for _, p := range []string{"tmp/" + download.TempPrefix + "1", "tmp/other", "tmp/unpacked/x", "tmp/" + download.TempPrefix + "resumable",
-		"album/" + download.TempPrefix + "2", download.TempPrefix + "3"} {
+	for _, p := range []string{"tmp/" + durable.TempPrefix + "1", "tmp/other", "tmp/unpacked/x", "tmp/" + durable.TempPrefix + "resumable",
+		"album/" + durable.TempPrefix + "2", durable.TempPrefix + "3"} {
 		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte("x"), 0o644))
 	}
 	require.NoError(t, os.Symlink(filepath.Join(root, "album"), filepath.Join(tmp, "link")))
-	resumable := filepath.Join(tmp, download.TempPrefix+"resumable")
+	resumable := filepath.Join(tmp, durable.TempPrefix+"resumable")
 	n, err := download.RemoveLeftovers(tmp, map[string]bool{resumable: true})
 	require.NoError(t, err)
 	assert.Equal(t, 4, n)
 	left, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	require.Len(t, left, 1)
-	assert.Equal(t, download.TempPrefix+"resumable", left[0].Name(), "a download a later run takes up is kept")
-	for _, p := range []string{"album/" + download.TempPrefix + "2", download.TempPrefix + "3"} {
+	assert.Equal(t, durable.TempPrefix+"resumable", left[0].Name(), "a download a later run takes up is kept")
+	for _, p := range []string{"album/" + durable.TempPrefix + "2", durable.TempPrefix + "3"} {
 		_, err = os.Stat(filepath.Join(root, p))
 		assert.NoError(t, err, "%s, outside the temp folder, was removed", p)
 	}
@@ -351,6 +352,6 @@ func TestRemoveLeftovers(t *testing.T) {
 	n, err = download.RemoveLeftovers(filepath.Join(root, "linked"), nil)
 	assert.Error(t, err)
 	assert.Zero(t, n)
-	_, err = os.Stat(filepath.Join(root, "album", download.TempPrefix+"2"))
+	_, err = os.Stat(filepath.Join(root, "album", durable.TempPrefix+"2"))
 	assert.NoError(t, err, "swept through a symbolic link")
 }

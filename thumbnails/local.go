@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/livephoto"
 	"github.com/quak-photos/quak/download/state"
@@ -23,16 +23,13 @@ type localCopies struct {
 }
 
 func openLocalCopies(dir string) (*localCopies, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	st, err := state.OpenReadOnly(filepath.Join(abs, ".quak", "state.db"))
+	f := folder.At(dir)
+	st, err := f.OpenStateReadOnly()
 	switch {
-	case errors.Is(err, state.ErrBusy):
+	case errors.Is(err, folder.ErrLocked):
 		return nil, ErrBackupBusy
 	case errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("%s is not a quak backup folder (no .quak/state.db)", dir)
+		return nil, fmt.Errorf("%s is not a quak backup folder (no %s)", dir, f.StateFileShown())
 	case err != nil:
 		return nil, fmt.Errorf("reading the backup in %s: %w", dir, err)
 	}
@@ -41,7 +38,7 @@ func openLocalCopies(dir string) (*localCopies, error) {
 		_ = st.Close()
 		return nil, err
 	}
-	return &localCopies{dir: abs, st: st, colls: colls}, nil
+	return &localCopies{dir: f.Dir, st: st, colls: colls}, nil
 }
 
 func (l *localCopies) close() { _ = l.st.Close() }

@@ -178,7 +178,7 @@ func (r *run) original(ctx context.Context, c *candidate, work string) (image.Im
 	if !live {
 		return r.o.Tools.decodeFile(ctx, p.Path(), work, it.Meta.FileType)
 	}
-	res, err := livephoto.Unpack(p.Path(), work, download.TempPrefix)
+	res, err := livephoto.Unpack(p.Path(), work)
 	if err != nil {
 		return nil, err
 	}

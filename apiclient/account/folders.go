@@ -1,11 +1,8 @@
 package account
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -35,19 +32,13 @@ type foldersFile struct {
 // LoadFolders reads the folder list at path; a missing file is an empty
 // list.
 func LoadFolders(path string) (*Folders, error) {
-	b, err := os.ReadFile(path)
+	var f foldersFile
+	err := readVersioned(path, &f, func() int { return f.Version }, foldersVersion)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Folders{}, nil
 	}
 	if err != nil {
 		return nil, err
-	}
-	var f foldersFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s is damaged: %w", path, err)
-	}
-	if f.Version != foldersVersion {
-		return nil, fmt.Errorf("%s has format version %d, this quak reads %d", path, f.Version, foldersVersion)
 	}
 	return &Folders{List: f.Folders}, nil
 }

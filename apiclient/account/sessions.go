@@ -1,30 +1,16 @@
 package account
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/quak-photos/quak/errs"
 )
 
-// sessionsVersion is the format of a session file holding several
-// sessions. A file with one session keeps format fileVersion, so that a
-// single account reads exactly as before.
-const sessionsVersion = 2
-
 // Sessions is every session kept in one file, at most one per account
 // (email) and server.
 type Sessions struct {
 	List []Account
-}
-
-type sessionsFile struct {
-	Version  int       `json:"version"`
-	Sessions []Account `json:"sessions"`
 }
 
 // AmbiguousError reports an email logged in on several servers.
@@ -35,66 +21,6 @@ type AmbiguousError struct {
 
 func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("%s is logged in on several servers (%s)", e.Email, strings.Join(e.Endpoints, ", "))
-}
-
-// LoadSessions reads the session file at path in either format. A missing
-// file is no session and no error; a file that group or others can read is
-// *InsecureFileError and is not read at all.
-func LoadSessions(path string) (*Sessions, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &Sessions{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, &InsecureFileError{Path: path, Mode: fi.Mode()}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var v struct {
-		Version int `json:"version"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("%s is damaged: %w", path, err)
-	}
-	switch v.Version {
-	case fileVersion:
-		a, err := Load(path)
-		if err != nil {
-			return nil, err
-		}
-		return &Sessions{List: []Account{*a}}, nil
-	case sessionsVersion:
-	default:
-		return nil, fmt.Errorf("%s has format version %d, this quak reads %d and %d", path, v.Version, fileVersion, sessionsVersion)
-	}
-	var f sessionsFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s is damaged: %w", path, err)
-	}
-	for _, a := range f.Sessions {
-		if a.Token == "" || len(a.MasterKey) != 32 || len(a.SecretKey) != 32 {
-			return nil, fmt.Errorf("%s is incomplete (%s): log in again", path, a.Email)
-		}
-	}
-	return &Sessions{List: f.Sessions}, nil
-}
-
-// Save writes the sessions to path atomically with mode 0600: one session
-// in the single-session format, several in the multi-session one, none by
-// deleting the file.
-func (s *Sessions) Save(path string) error {
-	switch len(s.List) {
-	case 0:
-		return Remove(path)
-	case 1:
-		return Save(path, &s.List[0])
-	}
-	return writePrivate(path, sessionsFile{Version: sessionsVersion, Sessions: s.List})
 }
 
 // SameEmail reports whether two emails name the same account.

@@ -36,7 +36,7 @@ func TestSessionsGrowFromTheSingleSessionFileAndShrinkBack(t *testing.T) {
 
 	// A session file written before several accounts existed.
 	alice := testAccount("alice@example.org", "http://ente.local", 1)
-	require.NoError(t, account.Save(path, alice))
+	require.NoError(t, (&account.Sessions{List: []account.Account{*alice}}).Save(path))
 	s, err = account.LoadSessions(path)
 	require.NoError(t, err)
 	require.Len(t, s.List, 1)
@@ -74,9 +74,10 @@ func TestSessionsGrowFromTheSingleSessionFileAndShrinkBack(t *testing.T) {
 	assert.False(t, s.Delete("carol@example.org", "https://api.ente.io"))
 	require.NoError(t, s.Save(path))
 	assert.Equal(t, 1, fileVersionOf(t, path))
-	one, err := account.Load(path)
+	one, err := account.LoadSessions(path)
 	require.NoError(t, err)
-	assert.Equal(t, "tok-new", one.Token)
+	require.Len(t, one.List, 1)
+	assert.Equal(t, "tok-new", one.List[0].Token)
 
 	assert.True(t, s.Delete("alice@example.org", "http://ente.local"))
 	require.NoError(t, s.Save(path))

@@ -8,11 +8,15 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/download/durable"
 )
 
-// fileVersion is the session file's format version.
-const fileVersion = 1
+// The session file has two formats: fileVersion holds one session at its
+// top level, which every quak reads; sessionsVersion a list of them.
+const (
+	fileVersion     = 1
+	sessionsVersion = 2
+)
 
 // InsecureFileError reports a session file that others could read.
 type InsecureFileError struct {
@@ -25,72 +29,20 @@ func (e *InsecureFileError) Error() string {
 		e.Path, e.Mode.Perm(), e.Path)
 }
 
-type file struct {
-	Version int `json:"version"`
-	Account
+// sessionFile is the session file in either format.
+type sessionFile struct {
+	Version  int       `json:"version"`
+	Sessions []Account `json:"sessions,omitempty"`
+	*Account           // fileVersion: the one session
 }
 
-// Save writes the session to path atomically with mode 0600, creating its
-// folder with mode 0700.
-func Save(path string, a *Account) error {
-	return writePrivate(path, file{Version: fileVersion, Account: *a})
-}
-
-// writePrivate writes v as indented JSON to path atomically with mode
-// 0600, creating its folder with mode 0700.
-func writePrivate(path string, v any) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".session-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err = tmp.Write(append(b, '\n')); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = d.Close() }()
-	return d.Sync()
-}
-
-// Load reads the session at path. A missing file is errs.ErrNotLoggedIn;
-// a file that group or others can read is *InsecureFileError and is not
-// read at all.
-func Load(path string) (*Account, error) {
+// LoadSessions reads the session file at path, in either format. A missing
+// file is no session and no error; a file that group or others can read is
+// *InsecureFileError and is not read at all.
+func LoadSessions(path string) (*Sessions, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w (no session at %s)", errs.ErrNotLoggedIn, path)
+		return &Sessions{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -98,28 +50,73 @@ func Load(path string) (*Account, error) {
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, &InsecureFileError{Path: path, Mode: fi.Mode()}
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	var f sessionFile
+	if err := readVersioned(path, &f, func() int { return f.Version }, fileVersion, sessionsVersion); err != nil {
 		return nil, err
 	}
-	var f file
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s is damaged: %w", path, err)
+	list := f.Sessions
+	if f.Version == fileVersion {
+		list = []Account{{}}
+		if f.Account != nil {
+			list[0] = *f.Account
+		}
 	}
-	if f.Version != fileVersion {
-		return nil, fmt.Errorf("%s has format version %d, this quak reads %d", path, f.Version, fileVersion)
+	for _, a := range list {
+		if a.Token == "" || len(a.MasterKey) != 32 || len(a.SecretKey) != 32 {
+			return nil, fmt.Errorf("%s is incomplete (%s): log in again", path, a.Email)
+		}
 	}
-	if f.Token == "" || len(f.MasterKey) != 32 || len(f.SecretKey) != 32 {
-		return nil, fmt.Errorf("%s is incomplete: log in again", path)
-	}
-	return &f.Account, nil
+	return &Sessions{List: list}, nil
 }
 
-// Remove deletes the session file; a missing one is not an error.
-func Remove(path string) error {
-	err := os.Remove(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+// Save writes the sessions to path atomically with mode 0600, creating its
+// folder with mode 0700: one session in the single-session format, several
+// in the list, none by deleting the file.
+func (s *Sessions) Save(path string) error {
+	switch len(s.List) {
+	case 0:
+		err := os.Remove(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	case 1:
+		return writePrivate(path, sessionFile{Version: fileVersion, Account: &s.List[0]})
 	}
-	return err
+	return writePrivate(path, sessionFile{Version: sessionsVersion, Sessions: s.List})
+}
+
+// writePrivate writes v as indented JSON to path atomically with mode
+// 0600, creating its folder with mode 0700.
+func writePrivate(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return durable.WriteFileSynced("", path, append(b, '\n'), 0o600)
+}
+
+// readVersioned reads the JSON file at path into v and checks that the
+// version it holds (read by version) is one of known.
+func readVersioned(path string, v any, version func() int, known ...int) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s is damaged: %w", path, err)
+	}
+	for _, k := range known {
+		if version() == k {
+			return nil
+		}
+	}
+	want := fmt.Sprint(known[0])
+	for _, k := range known[1:] {
+		want += fmt.Sprintf(" and %d", k)
+	}
+	return fmt.Errorf("%s has format version %d, this quak reads %s", path, version(), want)
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/quak-photos/quak/retry"
 )
 
 // WAN makes the fake server answer like a distant one: every request waits
@@ -104,14 +106,7 @@ func (w WAN) sleep(ctx context.Context, d time.Duration) error {
 	if w.Sleep != nil {
 		return w.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return retry.Sleep(ctx, d)
 }
 
 // pacedWriter sends a response body no faster than the WAN's bandwidth.

@@ -14,15 +14,15 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/sidecars"
-	"github.com/quak-photos/quak/download/state"
 )
 
 // everyCopyIsItsOwn checks that each album copy and date-view link the
 // state records holds the bytes of its own file.
 func (e *env) everyCopyIsItsOwn(files ...*enteapitest.File) {
 	e.t.Helper()
-	st, err := state.OpenReadOnly(filepath.Join(e.dir, StateDir, "state.db"))
+	st, err := folder.At(e.dir).OpenStateReadOnly()
 	require.NoError(e.t, err)
 	defer func() { _ = st.Close() }()
 	colls, err := st.Collections()
@@ -249,7 +249,7 @@ func TestTwoFilesNeverShareATakeoutSidecar(t *testing.T) {
 // DirError before anything is swept, and what the link points to is
 // untouched.
 func TestASymlinkedTempAreaOrTrashIsRefused(t *testing.T) {
-	for _, link := range []string{".quak/tmp", ".quak/trash", ".quak"} {
+	for _, link := range []string{".quak/tmp", ".quak/trash", folder.StateDir} {
 		t.Run(link, func(t *testing.T) {
 			e := newEnv(t)
 			e.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
@@ -262,7 +262,7 @@ func TestASymlinkedTempAreaOrTrashIsRefused(t *testing.T) {
 				require.NoError(t, os.WriteFile(v, []byte("keep"), 0o644))
 			}
 			p := filepath.Join(e.dir, link)
-			if link == ".quak" {
+			if link == folder.StateDir {
 				require.NoError(t, os.Rename(p, filepath.Join(outside, "moved")))
 			} else {
 				require.NoError(t, os.RemoveAll(p))

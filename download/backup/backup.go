@@ -12,15 +12,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/filter"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/pace"
 	"github.com/quak-photos/quak/download/rate"
@@ -28,14 +30,6 @@ import (
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
 )
-
-// StateDir is the folder under DIR where quak keeps its state and lock.
-const StateDir = ".quak"
-
-// TempDir, under StateDir, holds every file quak is still writing: on the
-// same file system as the album folders, so each final rename is atomic,
-// and away from them, so a photo manager never sees a half-written file.
-const TempDir = "tmp"
 
 // Options configure a run.
 type Options struct {
@@ -69,10 +63,10 @@ type Options struct {
 	// less the process umask, as any other program's files would get.
 	FileMode os.FileMode
 	// Record, if set, is called when a started run ends, even with an
-	// error, while the folder is still locked. What it returns is written
-	// atomically to DIR/.quak/last-run.json, and also to last-success.json
-	// when succeeded is true.
-	Record func(s *Summary, err error) (v any, succeeded bool)
+	// error, while the folder is still locked. What it returns is the
+	// folder's record of the run, and also of its last success when
+	// succeeded is true.
+	Record func(s *Summary, err error) (rec *folder.RunRecord, succeeded bool)
 	// Filter narrows what is downloaded (albums, types, dates); the zero
 	// value takes everything. Skipped files are remembered, so widening it
 	// later fetches them without listing the library again.
@@ -110,58 +104,18 @@ type Options struct {
 	Views Views
 }
 
-// Files beside the state that tell how runs went (quak status reads them).
-const (
-	LastRunFile     = "last-run.json"
-	LastSuccessFile = "last-success.json"
-	// LastRefusedFile records the last run refused before it started
-	// (lock held, session unusable), which wrote no last-run.json.
-	LastRefusedFile = "last-refused.json"
-)
-
-// RecordRefusal writes v to DIR/.quak/last-refused.json, when DIR already
-// holds a backup (a missing DIR is not created).
-func RecordRefusal(dir string, v any) error {
-	q := filepath.Join(dir, StateDir)
-	fi, err := os.Stat(q)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil // no backup here: nowhere to record it
-	case err != nil:
-		return err
-	case !fi.IsDir():
-		return &DirError{Dir: dir, Reason: "has a " + StateDir + " that is not a folder"}
-	}
-	if err := writeJSON(q, filepath.Join(q, LastRefusedFile), v); err != nil {
-		return err
-	}
-	return download.SyncDir(q)
-}
-
 // ErrLocked reports that another quak run holds the folder's lock.
-var ErrLocked = errors.New("another quak run is backing up this folder")
+var ErrLocked = folder.ErrLocked
 
 // DirError reports a backup folder quak cannot use.
-type DirError struct {
-	Dir    string
-	Reason string
-	Err    error
-}
-
-func (e *DirError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("backup folder %s %s: %v", e.Dir, e.Reason, e.Err)
-	}
-	return fmt.Sprintf("backup folder %s %s", e.Dir, e.Reason)
-}
-
-func (e *DirError) Unwrap() error { return e.Err }
+type DirError = folder.DirError
 
 // entryKey is a file's entry in an album.
 type entryKey struct{ file, collection int64 }
 
 type run struct {
 	o       Options
+	f       *folder.Folder
 	dir     string
 	tmp     string // DIR/.quak/tmp: every file being written
 	st      *state.Store
@@ -219,11 +173,12 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if o.DryRun {
 		o.Init = false
 	}
-	dir, err := prepareDir(o.Dir, o.Init, o.DryRun)
+	f, err := folder.Prepare(o.Dir, o.Init, o.DryRun)
 	if err != nil {
 		return &Summary{}, err
 	}
-	r := &run{o: o, dir: dir, tmp: filepath.Join(dir, StateDir, TempDir), names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
+	dir := f.Dir
+	r := &run{o: o, f: f, dir: dir, tmp: f.Temp(), names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
 		touched: map[int64]bool{}, dirty: map[string]bool{}, expected: map[int64]string{},
 		tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{}, listed: map[entryKey]int64{},
 		ov: overlay{files: map[string]bool{}, aliases: map[string]string{}}}
@@ -235,14 +190,14 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		}
 	}
 	if o.DryRun {
-		st, drop, err := dryState(dir)
+		st, drop, err := f.CopyState()
 		if err != nil {
 			return &Summary{}, err
 		}
 		defer drop()
 		r.st = st
 	} else {
-		unlock, err := Lock(dir)
+		unlock, err := f.Lock()
 		if err != nil {
 			return &Summary{}, err
 		}
@@ -266,7 +221,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		}
 	}()
 	if !o.DryRun {
-		r.st, err = state.Open(filepath.Join(dir, StateDir, "state.db"))
+		r.st, err = f.OpenState()
 		if err != nil {
 			return &r.sum, err
 		}
@@ -352,37 +307,15 @@ func (r *run) workers() int {
 
 // openTemp creates a download's temp file; tests replace it to model a
 // full disk.
-var openTemp = func(dir string) (*os.File, error) { return os.CreateTemp(dir, download.TempPrefix+"*") }
+var openTemp = func(dir string) (*os.File, error) { return os.CreateTemp(dir, durable.TempPrefix+"*") }
 
-// Lock takes DIR's lock, held by one quak run at a time (backup, verify),
-// or fails with ErrLocked. DIR/.quak must exist.
-func Lock(dir string) (unlock func(), err error) {
-	return lock(filepath.Join(dir, StateDir, "lock"))
-}
-
-// record writes last-run.json (and last-success.json) from o.Record.
+// record writes the folder's record of the run from o.Record.
 func (r *run) record(runErr error) error {
 	if r.o.Record == nil || r.dry() {
 		return nil
 	}
-	v, ok := r.o.Record(&r.sum, runErr)
-	last := filepath.Join(r.dir, StateDir, LastRunFile)
-	if err := writeJSON(r.tmp, last, v); err != nil {
-		// The previous record must not go on saying how an older run
-		// went: quak status reports the missing record instead.
-		_ = os.Remove(last)
-		return fmt.Errorf("recording the run: %w", err)
-	}
-	// This run's record supersedes any refusal before it.
-	if err := os.Remove(filepath.Join(r.dir, StateDir, LastRefusedFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("recording the run: %w", err)
-	}
-	if ok {
-		if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, LastSuccessFile), v); err != nil {
-			return fmt.Errorf("recording the run: %w", err)
-		}
-	}
-	return download.SyncDir(filepath.Join(r.dir, StateDir))
+	rec, ok := r.o.Record(&r.sum, runErr)
+	return r.f.WriteRun(rec, ok)
 }
 
 // policy reports retries as events.
@@ -407,63 +340,6 @@ func (r *run) emit(e Event) {
 	r.o.Events(e)
 }
 
-// prepareDir checks that dir exists (creating it when init), is a folder
-// and is writable, and makes its state folder; for a dry run it only looks.
-func prepareDir(dir string, init, dry bool) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", &DirError{Dir: dir, Reason: "has no absolute path", Err: err}
-	}
-	if init {
-		if err := os.MkdirAll(abs, 0o755); err != nil {
-			return "", &DirError{Dir: dir, Reason: "cannot be created", Err: err}
-		}
-	}
-	fi, err := os.Stat(abs)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "", &DirError{Dir: dir, Reason: "does not exist (is the disk mounted? quak backup --init creates it)"}
-	case err != nil:
-		return "", &DirError{Dir: dir, Reason: "cannot be read", Err: err}
-	case !fi.IsDir():
-		return "", &DirError{Dir: dir, Reason: "is not a folder"}
-	}
-	if err := noLinks(abs, dir); err != nil {
-		return "", err
-	}
-	if dry {
-		return abs, nil
-	}
-	if err := os.MkdirAll(filepath.Join(abs, StateDir, TempDir), 0o700); err != nil {
-		return "", &DirError{Dir: dir, Reason: "is not writable", Err: err}
-	}
-	probe, err := os.CreateTemp(abs, download.TempPrefix+"probe-*")
-	if err != nil {
-		return "", &DirError{Dir: dir, Reason: "is not writable", Err: err}
-	}
-	_ = probe.Close()
-	_ = os.Remove(probe.Name())
-	return abs, nil
-}
-
-// noLinks refuses a backup folder whose state folder, temp area or trash
-// (which quak writes, sweeps and empties) is a symbolic link or not a
-// folder: quak never follows a link out of the backup folder. shown is
-// DIR as the user gave it.
-func noLinks(abs, shown string) error {
-	for _, rel := range []string{StateDir, filepath.Join(StateDir, TempDir), filepath.Join(StateDir, TrashDir)} {
-		fi, err := os.Lstat(filepath.Join(abs, rel))
-		switch {
-		case err != nil:
-		case fi.Mode()&os.ModeSymlink != 0:
-			return &DirError{Dir: shown, Reason: fmt.Sprintf("has %s as a symbolic link, which quak never follows; make it a plain folder", rel)}
-		case !fi.IsDir():
-			return &DirError{Dir: shown, Reason: fmt.Sprintf("has %s, which is not a folder", rel)}
-		}
-	}
-	return nil
-}
-
 // checkAccount refuses a folder that backs up another account, or the same
 // user id on another server.
 func (r *run) checkAccount() error {
@@ -474,7 +350,7 @@ func (r *run) checkAccount() error {
 	if a != nil && a.UserID != r.o.Keys.UserID {
 		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of another account (%s, user %d)", a.Email, a.UserID)}
 	}
-	if a != nil && a.Endpoint != "" && r.o.Endpoint != "" && !sameEndpoint(a.Endpoint, r.o.Endpoint) {
+	if a != nil && a.Endpoint != "" && r.o.Endpoint != "" && !account.SameEndpoint(a.Endpoint, r.o.Endpoint) {
 		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of an account on another server (%s)", a.Endpoint)}
 	}
 	return r.st.SetAccount(state.Account{UserID: r.o.Keys.UserID, Email: r.o.Email, Endpoint: r.o.Endpoint})
@@ -519,7 +395,7 @@ func (r *run) writeFile(path string, b []byte) error {
 	if err := r.mkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
-	if err := writeFile(r.tmp, path, b); err != nil {
+	if err := durable.WriteFile(r.tmp, path, b, 0o644); err != nil {
 		return err
 	}
 	r.markDirty(filepath.Dir(path))
@@ -537,8 +413,8 @@ func (r *run) markDirty(dirs ...string) {
 	}
 }
 
-// syncDir is download.SyncDir; tests record what it syncs.
-var syncDir = download.SyncDir
+// syncDir is durable.SyncDir; tests record what it syncs.
+var syncDir = durable.SyncDir
 
 // commit fsyncs the folders written since the last commit, then records
 // files and the collection in one transaction: state never points at a
@@ -560,10 +436,6 @@ func (r *run) commit(files []*state.File, c *state.Collection) error {
 		}
 	}
 	return r.st.Commit(files, c)
-}
-
-func sameEndpoint(a, b string) bool {
-	return strings.EqualFold(strings.TrimRight(a, "/"), strings.TrimRight(b, "/"))
 }
 
 // fatal reports errors that stop the whole run: a dead session, a

@@ -18,8 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/durable"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
@@ -131,7 +132,7 @@ func (e *env) walk() []string {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == StateDir {
+		if d.IsDir() && d.Name() == folder.StateDir {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() {
@@ -148,9 +149,9 @@ func (e *env) walk() []string {
 func (e *env) noTemps() {
 	e.t.Helper()
 	for _, p := range e.walk() {
-		assert.NotContains(e.t, filepath.Base(p), download.TempPrefix, "temp file left: %s", p)
+		assert.NotContains(e.t, filepath.Base(p), durable.TempPrefix, "temp file left: %s", p)
 	}
-	left, err := os.ReadDir(filepath.Join(e.dir, StateDir, TempDir))
+	left, err := os.ReadDir(folder.At(e.dir).Temp())
 	if err == nil {
 		assert.Empty(e.t, left, "temp files left in quak's temp area")
 	}
@@ -246,7 +247,7 @@ func TestFileInTwoAlbumsIsDownloadedOnce(t *testing.T) {
 
 func TestHostileNamesStayInside(t *testing.T) {
 	e := newEnv(t)
-	for _, name := range []string{"../../escape", "..", "/etc", `..\..\win`, ".quak", "con"} {
+	for _, name := range []string{"../../escape", "..", "/etc", `..\..\win`, folder.StateDir, "con"} {
 		a := e.u.AddAlbum(name)
 		for _, title := range []string{"../../../../tmp/evil.jpg", "..", "/etc/passwd", `..\x.jpg`, ".meta", "a\x00b.jpg", "nul.txt"} {
 			a.AddFile(enteapitest.FileSpec{Title: title, Size: 10, Seed: 1})
@@ -263,7 +264,7 @@ func TestHostileNamesStayInside(t *testing.T) {
 	for _, p := range files {
 		assert.False(t, strings.HasPrefix(p, ".."+string(filepath.Separator)), p)
 	}
-	st, err := os.Stat(filepath.Join(e.dir, StateDir, "state.db"))
+	st, err := os.Stat(folder.At(e.dir).StateFile())
 	require.NoError(t, err, "the state folder was not clobbered")
 	assert.True(t, st.Mode().IsRegular())
 }
@@ -377,7 +378,7 @@ func TestInterruptedRunLeavesNoHalfFiles(t *testing.T) {
 	e.noTemps()
 
 	// A run killed outright leaves its temp file: the next run removes it.
-	require.NoError(t, os.WriteFile(filepath.Join(e.dir, StateDir, TempDir, download.TempPrefix+"123"), []byte("half"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(folder.At(e.dir).Temp(), durable.TempPrefix+"123"), []byte("half"), 0o644))
 	sum := e.mustRun()
 	assert.Equal(t, 1, sum.New)
 	assert.Len(t, e.kinds(LeftoversRemoved), 1)
@@ -441,9 +442,9 @@ func TestUnauthorizedStopsTheRun(t *testing.T) {
 
 func TestLockKeepsRunsApart(t *testing.T) {
 	e := newEnv(t)
-	dir, err := prepareDir(e.dir, false, false)
+	f, err := folder.Prepare(e.dir, false, false)
 	require.NoError(t, err)
-	unlock, err := lock(filepath.Join(dir, StateDir, "lock"))
+	unlock, err := f.Lock()
 	require.NoError(t, err)
 	_, err = e.run()
 	assert.ErrorIs(t, err, ErrLocked)

@@ -12,13 +12,14 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // editBrief rewrites file id's brief in the state with edit, as damage
 // would (deletes it when edit returns nil).
 func editBrief(t *testing.T, dir string, id int64, edit func([]byte) []byte) {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, StateDir, "state.db"), 0o600, nil)
+	db, err := bolt.Open(folder.At(dir).StateFile(), 0o600, nil)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
 	k := binary.BigEndian.AppendUint64(nil, uint64(id))

@@ -1,8 +1,6 @@
 package backup
 
 import (
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,56 +120,4 @@ func (r *run) pretend(it *catalog.Item, sf *state.File, a *catalog.Album, c *sta
 	r.emit(Event{Kind: FileSaved, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
 		Path: filepath.Join(c.Folder, names[0]), Bytes: size})
 	return rec
-}
-
-// dryState opens a private copy of DIR's state for a dry run, or a new
-// empty one for a folder never backed up, and a func that removes it.
-func dryState(dir string) (*state.Store, func(), error) {
-	tmp, err := os.CreateTemp("", "quak-dry-run-*.db")
-	if err != nil {
-		return nil, nil, err
-	}
-	path := tmp.Name()
-	cleanup := func() { _ = os.Remove(path) }
-	src := filepath.Join(dir, StateDir, "state.db")
-	orig, err := state.OpenReadOnly(src) // a shared lock: no backup is writing it
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case errors.Is(err, state.ErrBusy):
-		_ = tmp.Close()
-		cleanup()
-		return nil, nil, ErrLocked
-	case err != nil:
-		_ = tmp.Close()
-		cleanup()
-		return nil, nil, err
-	default:
-		err = copyInto(tmp, src)
-		_ = orig.Close()
-		if err != nil {
-			_ = tmp.Close()
-			cleanup()
-			return nil, nil, err
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	st, err := state.Open(path)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	return st, func() { _ = st.Close(); cleanup() }, nil
-}
-
-func copyInto(dst *os.File, src string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = in.Close() }()
-	_, err = io.Copy(dst, in)
-	return err
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // snapshot is every path under dir with its content hash, mode and mtime.
@@ -126,7 +126,7 @@ func TestDryRunOnANewFolderLeavesNoTrace(t *testing.T) {
 func TestDryRunWhileABackupRuns(t *testing.T) {
 	e := newEnv(t)
 	e.mustRun()
-	st, err := state.Open(filepath.Join(e.dir, StateDir, "state.db"))
+	st, err := folder.At(e.dir).OpenState()
 	require.NoError(t, err)
 	defer func() { _ = st.Close() }()
 	o := e.options()

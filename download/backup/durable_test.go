@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/sidecars"
 )
 
@@ -99,11 +100,11 @@ func TestATrashedFilesNewFoldersAreSyncedByItsCommit(t *testing.T) {
 	require.True(t, e.exists(filepath.Join(trashToday, "A", "gone.jpg")))
 	got := synced()
 	for _, d := range []string{
-		filepath.Join(e.dir, "A"),              // the name left it
-		filepath.Join(e.dir, trashToday, "A"),  // the name arrived in it
-		filepath.Join(e.dir, trashToday),       // holds the new folder A
-		filepath.Join(e.dir, ".quak", "trash"), // holds the new folder DAY
-		filepath.Join(e.dir, ".quak"),          // holds the new folder trash
+		filepath.Join(e.dir, "A"),             // the name left it
+		filepath.Join(e.dir, trashToday, "A"), // the name arrived in it
+		filepath.Join(e.dir, trashToday),      // holds the new folder A
+		folder.At(e.dir).Trash(),              // holds the new folder DAY
+		folder.At(e.dir).StateDir(),           // holds the new folder trash
 	} {
 		assert.Positive(t, got[d], "%s never synced", d)
 	}

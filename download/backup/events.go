@@ -1,6 +1,10 @@
 package backup
 
-import "time"
+import (
+	"time"
+
+	"github.com/quak-photos/quak/download/folder"
+)
 
 // Kind says what an Event reports.
 type Kind int
@@ -50,15 +54,6 @@ type Event struct {
 	Err          error
 }
 
-// Failure is one file a run could not save.
-type Failure struct {
-	FileID int64  `json:"fileID"`
-	Album  string `json:"album"`
-	Title  string `json:"title"`
-	Reason string `json:"reason"` // one of the Reason… classes
-	Error  string `json:"error"`
-}
-
 // Summary is what a run did.
 type Summary struct {
 	// Started is set once the run is past its checks (folder, lock, state):
@@ -90,7 +85,7 @@ type Summary struct {
 	Bytes           int64
 	Duration        time.Duration
 	// Failures are the files not saved, by id; Reasons counts them by class.
-	Failures []Failure
+	Failures []folder.Failure
 	Reasons  map[string]int
 	// TotalFiles and TotalBytes are what the backup holds after the run:
 	// files saved, and their plaintext bytes.

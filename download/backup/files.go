@@ -5,23 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/secretstream"
 )
-
-// commitTemp gives a synced temp file its mode and final name and sets the
-// mtime; the caller marks the folder for the next commit's fsync.
-func commitTemp(tmp, final string, mode os.FileMode, mtime time.Time) error {
-	if err := os.Chmod(tmp, mode); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return err
-	}
-	return os.Chtimes(final, mtime, mtime)
-}
 
 // hardLink is os.Link; tests replace it to model file systems that cannot
 // link.
@@ -32,7 +19,7 @@ var hardLink = os.Link
 // name in tmpDir, so dst is never half-written and a stale dst is replaced.
 func linkOrCopy(tmpDir, src, dst string) (copied bool, err error) {
 	dir := filepath.Dir(dst)
-	tmp, err := os.CreateTemp(tmpDir, download.TempPrefix+"link-*")
+	tmp, err := os.CreateTemp(tmpDir, durable.TempPrefix+"link-*")
 	if err != nil {
 		return false, err
 	}
@@ -50,7 +37,7 @@ func linkOrCopy(tmpDir, src, dst string) (copied bool, err error) {
 		_ = os.Remove(name)
 		return false, err
 	}
-	return copied, download.SyncDir(dir)
+	return copied, durable.SyncDir(dir)
 }
 
 func copyFile(src, dst string) (err error) {

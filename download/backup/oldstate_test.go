@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -60,7 +61,7 @@ func TestABackupOfAnOlderQuakGoesOn(t *testing.T) {
 	e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, bad.ID), enteapitest.FlipAt(20))
 	sum := e.mustRun()
 	require.Equal(t, 1, sum.Failed)
-	toOldForm(t, filepath.Join(e.dir, StateDir, "state.db"))
+	toOldForm(t, folder.At(e.dir).StateFile())
 	require.NoError(t, os.Remove(filepath.Join(e.dir, "Trip", "00.jpg")))
 
 	before := e.downloads()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/filter"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 )
@@ -189,14 +190,22 @@ func TestUnwritableRecordRemovesThePreviousOne(t *testing.T) {
 	e := newEnv(t)
 	e.tenFiles()
 	o := e.options()
-	o.Record = func(*Summary, error) (any, bool) { return map[string]any{"outcome": "ok"}, true }
+	o.Record = func(*Summary, error) (*folder.RunRecord, bool) {
+		return &folder.RunRecord{Outcome: folder.OutcomeOK}, true
+	}
 	_, err := Run(context.Background(), o)
 	require.NoError(t, err)
-	require.FileExists(t, e.dir+"/.quak/"+LastRunFile)
-	o.Record = func(*Summary, error) (any, bool) { return map[string]any{"bad": make(chan int)}, false }
+	require.FileExists(t, folder.At(e.dir).LastRunPath())
+	o.Record = func(*Summary, error) (*folder.RunRecord, bool) {
+		// The temp area turns into a file: no record can be written.
+		tmp := folder.At(e.dir).Temp()
+		require.NoError(t, os.RemoveAll(tmp))
+		require.NoError(t, os.WriteFile(tmp, []byte("x"), 0o644))
+		return &folder.RunRecord{Outcome: folder.OutcomeOK}, false
+	}
 	_, err = Run(context.Background(), o)
 	require.ErrorContains(t, err, "recording the run")
-	assert.NoFileExists(t, e.dir+"/.quak/"+LastRunFile)
+	assert.NoFileExists(t, folder.At(e.dir).LastRunPath())
 }
 
 // A saved file deleted from the backup folder comes back on the next run,
@@ -271,23 +280,25 @@ func TestRefusalRecordAndItsEnd(t *testing.T) {
 	e := newEnv(t)
 	e.tenFiles()
 	missing := filepath.Join(e.dir, "not-mounted")
-	require.NoError(t, RecordRefusal(missing, map[string]any{"exitCode": 5}))
+	require.NoError(t, folder.At(missing).WriteRefusal(folder.Refusal{ExitCode: 5}))
 	assert.NoDirExists(t, missing, "a missing folder is never created")
 	odd := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(odd, StateDir), []byte("x"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(odd, folder.StateDir), []byte("x"), 0o644))
 	var de *DirError
-	require.ErrorAs(t, RecordRefusal(odd, map[string]any{"exitCode": 4}), &de)
+	require.ErrorAs(t, folder.At(odd).WriteRefusal(folder.Refusal{ExitCode: 4}), &de)
 	assert.Contains(t, de.Error(), "has a .quak that is not a folder")
 
 	o := e.options()
-	o.Record = func(*Summary, error) (any, bool) { return map[string]any{"outcome": "ok"}, true }
+	o.Record = func(*Summary, error) (*folder.RunRecord, bool) {
+		return &folder.RunRecord{Outcome: folder.OutcomeOK}, true
+	}
 	_, err := Run(context.Background(), o)
 	require.NoError(t, err)
-	require.NoError(t, RecordRefusal(e.dir, map[string]any{"exitCode": 4}))
-	require.FileExists(t, filepath.Join(e.dir, StateDir, LastRefusedFile))
+	require.NoError(t, folder.At(e.dir).WriteRefusal(folder.Refusal{ExitCode: 4}))
+	require.FileExists(t, folder.At(e.dir).RefusalPath())
 	_, err = Run(context.Background(), o)
 	require.NoError(t, err)
-	assert.NoFileExists(t, filepath.Join(e.dir, StateDir, LastRefusedFile))
+	assert.NoFileExists(t, folder.At(e.dir).RefusalPath())
 }
 
 // A live photo missing one of its two parts is downloaded again whole.

@@ -9,13 +9,14 @@ import (
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/filter"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 )
 
 // reserved names in every album folder, and at the top level.
 var (
 	reservedInAlbum = []string{".meta"}
-	reservedTop     = []string{StateDir, DateViewDir}
+	reservedTop     = []string{folder.StateDir, DateViewDir}
 )
 
 // page handles one page of an album's entries: downloads run concurrently,
@@ -194,7 +195,7 @@ func (r *run) fail(sf *state.File, raw *apiclient.File, a *catalog.Album, title 
 	reason := Reason(err)
 	r.mu.Lock()
 	r.sum.Failed++
-	r.sum.Failures = append(r.sum.Failures, Failure{FileID: raw.ID, Album: a.Name, Title: title, Reason: reason, Error: err.Error()})
+	r.sum.Failures = append(r.sum.Failures, folder.Failure{FileID: raw.ID, Album: a.Name, Title: title, Reason: reason, Error: err.Error()})
 	r.sum.Reasons[reason]++
 	r.touched[raw.ID] = true
 	r.mu.Unlock()

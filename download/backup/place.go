@@ -125,7 +125,7 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		r.markDirty(dir)
 		return []string{name}, keys.EncodeB64(p.Hash), p.HashMismatch, nil
 	}
-	res, err := livephoto.Unpack(p.Path(), r.tmp, download.TempPrefix)
+	res, err := livephoto.Unpack(p.Path(), r.tmp)
 	p.Discard()
 	if err != nil {
 		return nil, "", false, err
@@ -164,7 +164,7 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		return nil, "", false, err
 	}
 	for i, part := range parts {
-		if err := commitTemp(part.Path, filepath.Join(dir, names[i]), r.o.FileMode, mtime); err != nil {
+		if err := part.Commit(filepath.Join(dir, names[i]), r.o.FileMode, mtime); err != nil {
 			res.Remove()
 			return nil, "", false, err
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 func requireDirError(t *testing.T, err error, reason string) {
@@ -39,7 +39,7 @@ func TestMissingFolderIsNeverCreated(t *testing.T) {
 	o.Init = true
 	_, err = Run(context.Background(), o)
 	require.NoError(t, err)
-	st, err := state.OpenReadOnly(filepath.Join(o.Dir, StateDir, "state.db"))
+	st, err := folder.At(o.Dir).OpenStateReadOnly()
 	require.NoError(t, err)
 	a, err := st.Account()
 	require.NoError(t, st.Close())

@@ -12,16 +12,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
 )
-
-// TrashDir is where pruned files wait, under DIR/.quak, in one folder per
-// day (YYYY-MM-DD) keeping their paths relative to DIR.
-const TrashDir = "trash"
 
 // DefaultMaxDelete is how many album entries one run may prune at most.
 const DefaultMaxDelete = 100
@@ -80,7 +77,7 @@ func (r *run) prune(ctx context.Context) error {
 		return r.refusePrune(why)
 	}
 	day := r.o.Now().UTC().Format("2006-01-02")
-	trash := filepath.Join(r.dir, StateDir, TrashDir, day)
+	trash := filepath.Join(r.f.Trash(), day)
 	for _, it := range items {
 		ok, err := r.proven(ctx, it, colls[it.cid])
 		if err != nil {
@@ -413,24 +410,21 @@ type TrashDay struct {
 // returns them. It takes DIR's lock. With dry, it deletes nothing, takes
 // no lock, and returns what it would delete.
 func EmptyTrash(dir string, cutoff time.Time, dry bool) ([]TrashDay, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(filepath.Join(abs, StateDir)); err != nil {
+	f := folder.At(dir)
+	if _, err := os.Stat(f.StateDir()); err != nil {
 		return nil, &DirError{Dir: dir, Reason: "holds no quak backup", Err: err}
 	}
-	if err := noLinks(abs, dir); err != nil {
+	if err := f.CheckLinks(); err != nil {
 		return nil, err
 	}
 	if !dry {
-		unlock, err := Lock(abs)
+		unlock, err := f.Lock()
 		if err != nil {
 			return nil, err
 		}
 		defer unlock()
 	}
-	root := filepath.Join(abs, StateDir, TrashDir)
+	root := f.Trash()
 	days, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

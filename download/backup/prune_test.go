@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/sidecars"
 )
 
@@ -122,9 +123,9 @@ func TestEmptyTrash(t *testing.T) {
 	e := newEnv(t)
 	e.mustRun()
 	for _, day := range []string{"2026-10-01", "2026-10-31", "2026-11-01", "not-a-day"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(e.dir, ".quak", "trash", day, "A"), 0o700))
+		require.NoError(t, os.MkdirAll(filepath.Join(folder.At(e.dir).Trash(), day, "A"), 0o700))
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(e.dir, ".quak", "trash", "2026-10-01", "A", "x.jpg"), []byte("12345"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(folder.At(e.dir).Trash(), "2026-10-01", "A", "x.jpg"), []byte("12345"), 0o600))
 	cutoff := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	names := func(days []TrashDay) []string {
 		var out []string
@@ -140,7 +141,7 @@ func TestEmptyTrash(t *testing.T) {
 	assert.Equal(t, int64(5), would[0].Bytes)
 	assert.True(t, e.exists(".quak/trash/2026-10-01/A/x.jpg"), "a dry run deletes nothing")
 
-	unlock, err := Lock(e.dir)
+	unlock, err := folder.At(e.dir).Lock()
 	require.NoError(t, err)
 	_, err = EmptyTrash(e.dir, cutoff, false)
 	assert.ErrorIs(t, err, ErrLocked, "emptying the trash waits for no running backup")

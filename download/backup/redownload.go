@@ -8,6 +8,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download/filter"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
@@ -116,7 +117,7 @@ func (r *run) failUnread(id int64, sf *state.File, album string, err error) {
 	reason := Reason(err)
 	r.mu.Lock()
 	r.sum.Failed++
-	r.sum.Failures = append(r.sum.Failures, Failure{FileID: id, Album: album, Title: sf.Meta.Title, Reason: reason, Error: err.Error()})
+	r.sum.Failures = append(r.sum.Failures, folder.Failure{FileID: id, Album: album, Title: sf.Meta.Title, Reason: reason, Error: err.Error()})
 	r.sum.Reasons[reason]++
 	r.touched[id] = true
 	r.mu.Unlock()

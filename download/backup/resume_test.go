@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/secretstream"
 )
 
@@ -36,12 +36,12 @@ func TestTheNextRunResumesALargeDownload(t *testing.T) {
 	sum, err := Run(context.Background(), o)
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Failed, "the link died for this run")
-	kept, err := os.ReadDir(filepath.Join(e.dir, StateDir, TempDir))
+	kept, err := os.ReadDir(folder.At(e.dir).Temp())
 	require.NoError(t, err)
 	assert.Len(t, kept, 1, "the partial download is kept for the next run")
 	assert.Equal(t, []string{"Videos/.meta/album_meta.json"}, e.walk(), "nothing but the album's files in its folder")
 
-	db, err := os.ReadFile(filepath.Join(e.dir, StateDir, "state.db"))
+	db, err := os.ReadFile(folder.At(e.dir).StateFile())
 	require.NoError(t, err)
 	sub, err := chacha20.HChaCha20(f.Key(), f.FileHeader()[:16])
 	require.NoError(t, err)
@@ -62,7 +62,7 @@ func TestTheNextRunResumesALargeDownload(t *testing.T) {
 
 func (e *env) resumesLeft(t *testing.T) int {
 	t.Helper()
-	st, drop, err := dryState(e.dir) // a private copy: reads without the lock
+	st, drop, err := folder.At(e.dir).CopyState() // a private copy: reads without the lock
 	require.NoError(t, err)
 	defer drop()
 	m, err := st.Resumes()

@@ -14,6 +14,8 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/durable"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -37,7 +39,7 @@ func cutLarge(e *env) (*enteapitest.File, string, Options) {
 // editResume rewrites the recorded resume points (no run holds the state).
 func (e *env) editResume(edit func(id int64, rp *download.ResumePoint)) {
 	e.t.Helper()
-	st, err := state.Open(filepath.Join(e.dir, StateDir, "state.db"))
+	st, err := folder.At(e.dir).OpenState()
 	require.NoError(e.t, err)
 	defer func() { require.NoError(e.t, st.Close()) }()
 	points, err := st.Resumes()
@@ -79,7 +81,7 @@ func TestAResumeNeverWritesThroughASymlink(t *testing.T) {
 func TestAResumeNeverTouchesAFileOutsideTheTempArea(t *testing.T) {
 	e := newEnv(t)
 	f, route, o := cutLarge(e)
-	mine := filepath.Join(e.dir, "Videos", download.TempPrefix+"mine")
+	mine := filepath.Join(e.dir, "Videos", durable.TempPrefix+"mine")
 	want := bytes.Repeat([]byte("mine "), 5<<20)
 	require.NoError(t, os.WriteFile(mine, want, 0o644))
 	e.editResume(func(_ int64, rp *download.ResumePoint) {
@@ -104,7 +106,7 @@ func TestAResumeNeverTouchesAFileOutsideTheTempArea(t *testing.T) {
 func TestAStaleResumeRemovesOnlyItsOwnTempFile(t *testing.T) {
 	e := newEnv(t)
 	_, _, o := cutLarge(e)
-	mine := filepath.Join(e.dir, "Videos", download.TempPrefix+"mine")
+	mine := filepath.Join(e.dir, "Videos", durable.TempPrefix+"mine")
 	require.NoError(t, os.WriteFile(mine, []byte("mine"), 0o644))
 	var kept string
 	e.editResume(func(_ int64, rp *download.ResumePoint) { kept, rp.Temp = rp.Temp, mine })
@@ -113,13 +115,13 @@ func TestAStaleResumeRemovesOnlyItsOwnTempFile(t *testing.T) {
 	_, err := Run(context.Background(), o)
 	require.NoError(t, err)
 	assert.Zero(t, e.resumesLeft(t))
-	assert.True(t, e.exists("Videos/"+download.TempPrefix+"mine"), "a stale point removed a file outside the temp area")
+	assert.True(t, e.exists("Videos/"+durable.TempPrefix+"mine"), "a stale point removed a file outside the temp area")
 }
 
 // (the state of one file, read without the lock)
 func (e *env) fileState(id int64) *state.File {
 	e.t.Helper()
-	st, drop, err := dryState(e.dir)
+	st, drop, err := folder.At(e.dir).CopyState()
 	require.NoError(e.t, err)
 	defer drop()
 	f, err := st.File(id)

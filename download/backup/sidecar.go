@@ -1,13 +1,9 @@
 package backup
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
-	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -103,48 +99,4 @@ type albumMeta struct {
 	AlbumName       string  `json:"albumName"`
 	IsDeleted       bool    `json:"isDeleted"`
 	AccountOwnerIDs []int64 `json:"accountOwnerIDs"`
-}
-
-// writeJSON writes v to path atomically (a temp file in tmpDir, fsync,
-// rename), creating the folder. The folder itself is fsynced later, once
-// per page, before the state that points at the file is committed
-// (run.commit).
-func writeJSON(tmpDir, path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFile(tmpDir, path, append(b, '\n'))
-}
-
-// writeFile writes b to path atomically, as writeJSON does: the temp file
-// lives in tmpDir (DIR/.quak/tmp), never beside path.
-func writeFile(tmpDir, path string, b []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(tmpDir, download.TempPrefix+"*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(b); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

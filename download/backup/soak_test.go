@@ -22,6 +22,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/retry"
 	"github.com/quak-photos/quak/thumbnails"
@@ -406,7 +407,7 @@ func soakTemps(t *testing.T, dir string) int {
 	t.Helper()
 	n := 0
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), download.TempPrefix) {
+		if err == nil && strings.HasPrefix(d.Name(), durable.TempPrefix) {
 			t.Errorf("temp file left: %s", p)
 			n++
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // albumFiles lists every file under DIR outside .quak: what photo managers
@@ -35,7 +36,7 @@ func TestAFailedDownloadLeavesNothingInTheAlbumFolder(t *testing.T) {
 	assert.Equal(t, 1, sum.Failed)
 	assert.ElementsMatch(t, []string{"Hostile/ok.jpg", "Hostile/.meta/ok.jpg.json", "Hostile/.meta/album_meta.json"}, e.albumFiles())
 	e.same("Hostile/ok.jpg", ok.Plaintext())
-	kept, err := os.ReadDir(filepath.Join(e.dir, StateDir, TempDir))
+	kept, err := os.ReadDir(folder.At(e.dir).Temp())
 	require.NoError(t, err)
 	assert.Len(t, kept, 1, "the resumable part is kept, in quak's temp area")
 }
@@ -53,7 +54,7 @@ func TestTheSweepTouchesOnlyQuaksTempArea(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(e.dir, p)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(e.dir, p), []byte("keep"), 0o644))
 	}
-	leftover := filepath.Join(e.dir, StateDir, TempDir, ".quak-tmp-123")
+	leftover := filepath.Join(folder.At(e.dir).Temp(), ".quak-tmp-123")
 	require.NoError(t, os.MkdirAll(filepath.Dir(leftover), 0o700))
 	require.NoError(t, os.WriteFile(leftover, []byte("partial"), 0o600))
 

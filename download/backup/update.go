@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/state"
 )
@@ -203,7 +204,7 @@ func (r *run) relinkFailed(rec *state.File, cid int64, err error) {
 	reason := Reason(err)
 	r.mu.Lock()
 	r.sum.Failed++
-	r.sum.Failures = append(r.sum.Failures, Failure{FileID: rec.ID, Album: album, Title: rec.Meta.Title, Reason: reason, Error: err.Error()})
+	r.sum.Failures = append(r.sum.Failures, folder.Failure{FileID: rec.ID, Album: album, Title: rec.Meta.Title, Reason: reason, Error: err.Error()})
 	r.sum.Reasons[reason]++
 	r.touched[rec.ID] = true
 	r.mu.Unlock()

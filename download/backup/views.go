@@ -13,12 +13,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
@@ -50,72 +49,10 @@ func (v Views) style() sidecars.Style {
 	return v.Sidecars
 }
 
-// OptionsFile, in DIR/.quak, remembers the folder's Views.
-const OptionsFile = "options.json"
-
-// Remembered is what OptionsFile holds.
-type Remembered struct {
-	Sidecars sidecars.Style      `json:"sidecars"`
-	XMP      bool                `json:"xmp"`
-	DateView sidecars.DateFormat `json:"dateView,omitempty"`
-	// Zone names the time zone the views were made in; ZoneRules tells one
-	// zone's rules from another's.
-	Zone      string `json:"zone,omitempty"`
-	ZoneRules string `json:"zoneRules,omitempty"`
-	// Applied is false while a change of views is under way; the next run
-	// finishes it.
-	Applied bool `json:"applied"`
-}
-
-// ReadViews returns the views remembered for the backup folder dir, or nil
-// when none were. A file that is damaged or edited into values the flags
-// would refuse is an error naming the file, never used as it is.
-func ReadViews(dir string) (*Remembered, error) {
-	path := filepath.Join(dir, StateDir, OptionsFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var m Remembered
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := m.check(); err != nil {
-		return nil, fmt.Errorf("%s: %w (fix or remove the file; the flags set it again)", path, err)
-	}
-	return &m, nil
-}
-
-// check refuses what the flags would refuse, and a zone or fingerprint
-// quak could not have written.
-func (m *Remembered) check() error {
-	style, err := sidecars.ParseStyle(string(m.Sidecars))
-	if err != nil || style != m.Sidecars {
-		return fmt.Errorf("sidecars: %q is not a sidecar style: use ente, takeout or none", m.Sidecars)
-	}
-	if m.DateView != "" {
-		if _, err := sidecars.ParseDateFormat(string(m.DateView)); err != nil {
-			return fmt.Errorf("dateView: %w", err)
-		}
-	}
-	if len(m.Zone) > 255 || strings.ContainsFunc(m.Zone, func(r rune) bool { return r < ' ' || r == 0x7f || r == utf8.RuneError }) {
-		return fmt.Errorf("zone: %q is not a time zone's name", m.Zone)
-	}
-	if m.ZoneRules != "" {
-		if _, err := strconv.ParseUint(m.ZoneRules, 16, 64); err != nil || len(m.ZoneRules) != 16 {
-			return fmt.Errorf("zoneRules: %q is not what quak writes", m.ZoneRules)
-		}
-	}
-	return nil
-}
-
 // remembered is what this run's views look like in OptionsFile.
-func (r *run) remembered() Remembered {
+func (r *run) remembered() folder.ViewOptions {
 	v := r.o.Views
-	m := Remembered{Sidecars: v.style(), XMP: v.XMP, DateView: v.DateView, Applied: true}
+	m := folder.ViewOptions{Sidecars: v.style(), XMP: v.XMP, DateView: v.DateView, Applied: true}
 	if v.XMP || v.DateView != "" {
 		m.Zone, m.ZoneRules = v.ZoneName, zoneRules(r.zone())
 		if m.Zone == "" {
@@ -151,12 +88,12 @@ func (r *run) zone() *time.Location {
 // the date view made, moved or taken down. --metadata-only does it every
 // time, to restore what was lost or edited locally.
 func (r *run) prepareViews() error {
-	prev, err := ReadViews(r.dir)
+	prev, err := r.f.ReadViewOptions()
 	if err != nil {
 		return err
 	}
 	want := r.remembered()
-	was := Remembered{Sidecars: sidecars.Ente, Applied: true}
+	was := folder.ViewOptions{Sidecars: sidecars.Ente, Applied: true}
 	if prev != nil {
 		was = *prev
 	}
@@ -170,7 +107,7 @@ func (r *run) prepareViews() error {
 		if r.dry() {
 			return nil
 		}
-		return writeJSON(r.tmp, filepath.Join(r.dir, StateDir, OptionsFile), want)
+		return r.f.WriteViewOptions(want)
 	}
 	if r.o.Views.DateView != "" {
 		if err := r.keepDateViewFree(was.DateView != ""); err != nil {
@@ -183,7 +120,7 @@ func (r *run) prepareViews() error {
 	if !r.dry() {
 		pending := want
 		pending.Applied = false
-		if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, OptionsFile), pending); err != nil {
+		if err := r.f.WriteViewOptions(pending); err != nil {
 			return fmt.Errorf("remembering the views: %w", err)
 		}
 	}
@@ -197,7 +134,7 @@ func (r *run) prepareViews() error {
 	if r.dry() {
 		return nil
 	}
-	if err := writeJSON(r.tmp, filepath.Join(r.dir, StateDir, OptionsFile), want); err != nil {
+	if err := r.f.WriteViewOptions(want); err != nil {
 		return fmt.Errorf("remembering the views: %w", err)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/sidecars/sidecarstest"
 	"github.com/quak-photos/quak/download/state"
@@ -297,9 +298,9 @@ func TestSwitchingViewsConvertsInPlace(t *testing.T) {
 		}
 	}
 	e.same("Trips/eiffel.jpg", l.eiffel.Plaintext())
-	m, err := ReadViews(e.dir)
+	m, err := folder.At(e.dir).ReadViewOptions()
 	require.NoError(t, err)
-	assert.Equal(t, Remembered{Sidecars: sidecars.Takeout, XMP: true, DateView: "YYYY/MM", Zone: "EST", ZoneRules: zoneRules(est), Applied: true}, *m)
+	assert.Equal(t, folder.ViewOptions{Sidecars: sidecars.Takeout, XMP: true, DateView: "YYYY/MM", Zone: "EST", ZoneRules: zoneRules(est), Applied: true}, *m)
 
 	// A run with the same options converts nothing.
 	e.mustRun()
@@ -311,12 +312,12 @@ func TestSwitchingViewsConvertsInPlace(t *testing.T) {
 	assert.Equal(t, downloads, e.downloads())
 	now := snapshot(t, e.dir)
 	for p := range now {
-		if strings.HasPrefix(p, StateDir) {
+		if strings.HasPrefix(p, folder.StateDir) {
 			delete(now, p)
 		}
 	}
 	for p := range original {
-		if strings.HasPrefix(p, StateDir) {
+		if strings.HasPrefix(p, folder.StateDir) {
 			delete(original, p)
 		}
 	}
@@ -361,7 +362,7 @@ func TestAnUnrecordedSaveIsRecognisedWithoutEnteSidecars(t *testing.T) {
 			a := e.u.AddAlbum("A")
 			a.AddFile(enteapitest.FileSpec{Title: "first.jpg", Size: 10, Seed: 1})
 			e.mustRun()
-			db := filepath.Join(e.dir, StateDir, "state.db")
+			db := folder.At(e.dir).StateFile()
 			before, err := os.ReadFile(db)
 			require.NoError(t, err)
 			x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 2})
@@ -416,7 +417,7 @@ func TestAnAlbumFolderInTheDateViewsWayIsMoved(t *testing.T) {
 		CreationTime: time.Date(2020, 6, 1, 12, 0, 0, 0, time.UTC).UnixMicro()})
 	e.mustRun()
 	// A backup made before the name was kept for the date view.
-	st, err := state.Open(filepath.Join(e.dir, StateDir, "state.db"))
+	st, err := folder.At(e.dir).OpenState()
 	require.NoError(t, err)
 	c := mustCollection(t, st, named.ID)
 	require.NoError(t, os.Rename(filepath.Join(e.dir, c.Folder), filepath.Join(e.dir, "By date")))
@@ -500,7 +501,7 @@ func TestADryRunOfNewViewsWritesNothing(t *testing.T) {
 	changed := e.kinds(ViewsChanged)
 	require.Len(t, changed, 1)
 	assert.Equal(t, 6, changed[0].Files)
-	m, err := ReadViews(e.dir)
+	m, err := folder.At(e.dir).ReadViewOptions()
 	require.NoError(t, err)
 	assert.Nil(t, m, "a dry run remembers nothing")
 }
@@ -683,7 +684,7 @@ func TestAnotherTimeZoneMovesTheDateView(t *testing.T) {
 	e.views.Zone = time.FixedZone("also EST, another name", -5*3600)
 	e.mustRun()
 	assert.Empty(t, e.kinds(ViewsChanged), "the same rules under another name change nothing")
-	m, err := ReadViews(e.dir)
+	m, err := folder.At(e.dir).ReadViewOptions()
 	require.NoError(t, err)
 	assert.Equal(t, "also EST, another name", m.Zone, "status shows the new name")
 }
@@ -700,14 +701,14 @@ func TestAHalfDoneChangeOfViewsIsFinished(t *testing.T) {
 	e.mustRun()
 	// As a run killed after converting x.jpg only would leave it.
 	require.NoError(t, os.Remove(filepath.Join(e.dir, "A/y.jpg.xmp")))
-	m, err := ReadViews(e.dir)
+	m, err := folder.At(e.dir).ReadViewOptions()
 	require.NoError(t, err)
 	m.Applied = false
-	require.NoError(t, writeJSON(filepath.Join(e.dir, StateDir, TempDir), filepath.Join(e.dir, StateDir, OptionsFile), m))
+	require.NoError(t, folder.At(e.dir).WriteViewOptions(*m))
 
 	e.mustRun()
 	assert.True(t, e.exists("A/y.jpg.xmp"), "the change was finished")
-	m, err = ReadViews(e.dir)
+	m, err = folder.At(e.dir).ReadViewOptions()
 	require.NoError(t, err)
 	assert.True(t, m.Applied)
 }
@@ -750,7 +751,7 @@ func TestEveryAlbumFolderInTheDateViewsWayIsMoved(t *testing.T) {
 	f1 := one.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
 	f2 := two.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 10, Seed: 2})
 	e.mustRun()
-	st, err := state.Open(filepath.Join(e.dir, StateDir, "state.db"))
+	st, err := folder.At(e.dir).OpenState()
 	require.NoError(t, err)
 	for _, a := range []struct {
 		id     int64

@@ -14,7 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/durable"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // tempWatch sees every name created or moved into the folders it watches
@@ -43,7 +44,7 @@ func (w *tempWatch) watch(root string) {
 		if err != nil || !d.IsDir() {
 			return err
 		}
-		if d.Name() == StateDir {
+		if d.Name() == folder.StateDir {
 			return filepath.SkipDir
 		}
 		wd, err := syscall.InotifyAddWatch(w.fd, p, syscall.IN_CREATE|syscall.IN_MOVED_TO)
@@ -73,8 +74,8 @@ func (w *tempWatch) drain() {
 			name := string(buf[off+syscall.SizeofInotifyEvent : off+syscall.SizeofInotifyEvent+int(ev.Len)])
 			name = strings.TrimRight(name, "\x00")
 			dir := w.dirs[ev.Wd]
-			probe := dir == w.root && strings.HasPrefix(name, download.TempPrefix+"probe-")
-			if strings.HasPrefix(name, download.TempPrefix) && !probe {
+			probe := dir == w.root && strings.HasPrefix(name, durable.TempPrefix+"probe-")
+			if strings.HasPrefix(name, durable.TempPrefix) && !probe {
 				w.temps = append(w.temps, filepath.Join(dir, name))
 			}
 			off += syscall.SizeofInotifyEvent + int(ev.Len)
@@ -144,7 +145,7 @@ func TestNoTempFileEverInAnAlbumFolderWithViews(t *testing.T) {
 	e.noTemps()
 
 	// The watch sees a temp file that lives for a moment.
-	probe := filepath.Join(e.dir, "Trips", download.TempPrefix+"probe")
+	probe := filepath.Join(e.dir, "Trips", durable.TempPrefix+"probe")
 	require.NoError(t, os.WriteFile(probe, nil, 0o600))
 	require.NoError(t, os.Remove(probe))
 	w.drain()

@@ -13,8 +13,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download/durable"
 )
 
 // MaxPart bounds a declared part size (Ente's files are at most 10 GiB):
@@ -29,6 +31,13 @@ type Part struct {
 	Ext  string // extension from the zip entry, with the dot, sanitized
 	Path string // temp file in the destination folder
 	Hash []byte // BLAKE2b-512 of the part
+	temp *durable.Temp
+}
+
+// Commit gives the part its final name, mode and modification time (see
+// durable.Temp.Commit).
+func (p *Part) Commit(final string, mode os.FileMode, mtime time.Time) error {
+	return p.temp.Commit(final, mode, mtime)
 }
 
 // Result is what an archive gave: its image and video (either may be nil
@@ -40,24 +49,24 @@ type Result struct {
 	Anomalies []string
 }
 
-// Remove deletes the parts' temp files.
+// Remove deletes the temp files of the parts not committed.
 func (r *Result) Remove() {
 	for _, p := range []*Part{r.Image, r.Video} {
 		if p != nil {
-			_ = os.Remove(p.Path)
+			p.temp.Discard()
 		}
 	}
 }
 
 // Unpack extracts the image and video parts of the zip at path into temp
-// files (named with prefix) in dir. Entries from other people are not
+// files in dir. Entries from other people are not
 // trusted: one whose name has a path, that is not a regular file, that
 // declares more than MaxPart or holds more than it declares, or that is
 // not the first image or video, is never extracted and is reported as an
 // anomaly; the good parts are kept, since losing a photo because its
 // archive is odd is the worse outcome. It fails (ErrBadArchive) only when
 // no part can be saved; then no temp file remains.
-func Unpack(path, dir, prefix string) (res *Result, err error) {
+func Unpack(path, dir string) (res *Result, err error) {
 	zr, err := zip.OpenReader(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadArchive, err)
@@ -85,7 +94,7 @@ func Unpack(path, dir, prefix string) (res *Result, err error) {
 			res.Anomalies = append(res.Anomalies, err.Error()+"; left out")
 			continue
 		}
-		p, err := extract(zf, dir, prefix)
+		p, err := extract(zf, dir)
 		if errors.Is(err, ErrBadArchive) {
 			res.Anomalies = append(res.Anomalies, err.Error()+"; left out")
 			continue
@@ -120,37 +129,31 @@ func check(zf *zip.File) error {
 	return nil
 }
 
-func extract(zf *zip.File, dir, prefix string) (p *Part, err error) {
+func extract(zf *zip.File, dir string) (p *Part, err error) {
 	rc, err := zf.Open()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadArchive, err)
 	}
 	defer rc.Close()
-	tmp, err := os.CreateTemp(dir, prefix+"*")
+	tmp, err := durable.CreateTemp(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
 		if err != nil {
-			_ = os.Remove(tmp.Name())
+			tmp.Discard()
 		}
 	}()
 	h := keys.NewHash()
 	declared := int64(zf.UncompressedSize64)
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(rc, declared+1))
+	n, err := io.Copy(io.MultiWriter(tmp.File(), h), io.LimitReader(rc, declared+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: entry %q: %w", ErrBadArchive, zf.Name, err)
 	}
 	if n != declared {
 		return nil, fmt.Errorf("%w: entry %q holds %d bytes, declares %d", ErrBadArchive, zf.Name, n, declared)
 	}
-	if err := tmp.Sync(); err != nil {
-		return nil, err
-	}
-	return &Part{Ext: ext(zf.Name), Path: tmp.Name(), Hash: h.Sum(nil)}, nil
+	return &Part{Ext: ext(zf.Name), Path: tmp.Name(), Hash: h.Sum(nil), temp: tmp}, nil
 }
 
 // ext is the entry's extension if it is short and plain, else "".

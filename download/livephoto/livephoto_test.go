@@ -52,7 +52,7 @@ func TestUnpack(t *testing.T) {
 	zipped := enteapitest.LivePhoto("heic", []byte("img"), "mov", []byte("vid"))
 	p := filepath.Join(dir, "live.zip")
 	require.NoError(t, os.WriteFile(p, zipped, 0o600))
-	res, err := Unpack(p, dir, ".t-")
+	res, err := Unpack(p, dir)
 	require.NoError(t, err)
 	img, vid := res.Image, res.Video
 	assert.Empty(t, res.Anomalies)
@@ -89,7 +89,7 @@ func TestUnpackKeepsTheSafePartsOfOddArchives(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			res, err := Unpack(writeZip(t, dir, tc.entries, tc.mode), dir, ".t-")
+			res, err := Unpack(writeZip(t, dir, tc.entries, tc.mode), dir)
 			if !tc.img && !tc.vid {
 				assert.ErrorIs(t, err, ErrBadArchive)
 				assert.Zero(t, tempsIn(t, dir), "temp parts left behind")
@@ -113,7 +113,7 @@ func TestUnpackKeepsTheSafePartsOfOddArchives(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "live.zip")
 	require.NoError(t, os.WriteFile(p, []byte("not a zip"), 0o600))
-	_, err := Unpack(p, dir, ".t-")
+	_, err := Unpack(p, dir)
 	assert.ErrorIs(t, err, ErrBadArchive)
 }
 
@@ -125,7 +125,7 @@ func TestUnpackRefusesPartsOverTheCap(t *testing.T) {
 	MaxPart = 100
 	t.Cleanup(func() { MaxPart = old })
 	dir := t.TempDir()
-	res, err := Unpack(writeZip(t, dir, map[string][]byte{"image.jpg": bytes.Repeat([]byte("i"), 101), "video.mov": []byte("v")}, 0), dir, ".t-")
+	res, err := Unpack(writeZip(t, dir, map[string][]byte{"image.jpg": bytes.Repeat([]byte("i"), 101), "video.mov": []byte("v")}, 0), dir)
 	require.NoError(t, err)
 	defer res.Remove()
 	assert.Nil(t, res.Image, "a part over the cap was extracted")
@@ -158,7 +158,7 @@ func TestUnpackRefusesSizesBeyondTheDeclared(t *testing.T) {
 	}
 	p := filepath.Join(dir, "live.zip")
 	require.NoError(t, os.WriteFile(p, patched, 0o600))
-	res, err := Unpack(p, dir, ".t-")
+	res, err := Unpack(p, dir)
 	require.NoError(t, err, "the video is still good")
 	defer res.Remove()
 	assert.Nil(t, res.Image, "a part holding more than it declares is left out")

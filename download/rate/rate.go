@@ -8,6 +8,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/quak-photos/quak/retry"
 )
 
 // Limiter lets through at most the bytes a second its schedule gives for
@@ -38,20 +40,9 @@ func NewScheduled(s Schedule, now func() time.Time, sleep func(context.Context, 
 		now = time.Now
 	}
 	if sleep == nil {
-		sleep = realSleep
+		sleep = retry.Sleep
 	}
 	return &Limiter{sched: s, now: now, sleep: sleep, last: now()}
-}
-
-func realSleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // refill adds the bytes allowed from l.last to now, slot by slot of the

@@ -16,7 +16,7 @@ import (
 // in the old form and no briefs.
 func oldState(t *testing.T, n int) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := filepath.Join(t.TempDir(), "test.db")
 	db, err := bolt.Open(path, 0o600, nil)
 	require.NoError(t, err)
 	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
@@ -258,7 +258,7 @@ func TestUnknownBriefFlagsAreDamage(t *testing.T) {
 // A damaged brief whose record is gone is dropped; a damaged record is
 // still an error.
 func TestADamagedBriefWithoutItsRecord(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := filepath.Join(t.TempDir(), "test.db")
 	s, err := Open(path)
 	require.NoError(t, err)
 	require.NoError(t, s.Commit(twoFiles(), nil))

@@ -34,7 +34,7 @@ func recordCount(t *testing.T, path string) int {
 
 func committed(t *testing.T, files []*File) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := filepath.Join(t.TempDir(), "test.db")
 	s, err := Open(path)
 	require.NoError(t, err)
 	require.NoError(t, s.Commit(files, nil))

@@ -23,7 +23,7 @@ const oldNoLocalHash = `{"id":1005,"ownerID":1001,"header":"x","size":1,"meta":{
 	`"status":"saved","entries":{"1002":{"name":"a.jpg","parts":["a.jpg"],"meta":{"title":"a.jpg","fileType":0,"creationTime":1,"modificationTime":1,"hash":"aA=="}}},"updated":"2026-12-02T01:05:42Z"}`
 
 func TestRecordsOfOlderQuaksStillRead(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := filepath.Join(t.TempDir(), "test.db")
 	s, err := Open(path)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())

@@ -38,7 +38,7 @@ func mappedKiB(t *testing.T, path string) int {
 }
 
 func TestAPassOverEveryFileDoesNotStayInMemory(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := filepath.Join(t.TempDir(), "test.db")
 	s, err := Open(path)
 	require.NoError(t, err)
 	defer func() { _ = s.Close() }()

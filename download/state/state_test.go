@@ -11,7 +11,7 @@ import (
 )
 
 func TestRoundTripAndReopen(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := filepath.Join(t.TempDir(), "test.db")
 	s, err := Open(path)
 	require.NoError(t, err)
 	a, err := s.Account()
@@ -45,7 +45,7 @@ func TestRoundTripAndReopen(t *testing.T) {
 }
 
 func TestSecondOpenIsBusy(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := filepath.Join(t.TempDir(), "test.db")
 	s, err := Open(path)
 	require.NoError(t, err)
 	defer func() { _ = s.Close() }()
@@ -54,7 +54,7 @@ func TestSecondOpenIsBusy(t *testing.T) {
 }
 
 func TestOpenReadOnly(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := filepath.Join(t.TempDir(), "test.db")
 	_, err := OpenReadOnly(path)
 	require.Error(t, err, "a missing state is not created")
 	s, err := Open(path)
@@ -74,7 +74,7 @@ func TestOpenReadOnly(t *testing.T) {
 }
 
 func TestLooksValid(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := filepath.Join(t.TempDir(), "test.db")
 	st, err := Open(path)
 	if err != nil {
 		t.Fatal(err)

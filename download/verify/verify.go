@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
@@ -122,24 +122,21 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	sum := &Summary{Problems: map[Kind]int{}}
 	defer func() { sum.Duration = time.Since(start) }()
-	dir, err := filepath.Abs(o.Dir)
-	if err != nil {
-		return sum, &backup.DirError{Dir: o.Dir, Reason: "has no absolute path", Err: err}
+	f := folder.At(o.Dir)
+	if _, err := os.Stat(f.StateFile()); err != nil {
+		return sum, &folder.DirError{Dir: o.Dir, Reason: "holds no quak backup (no " + f.StateFileShown() + ")", Err: err}
 	}
-	if _, err := os.Stat(filepath.Join(dir, backup.StateDir, "state.db")); err != nil {
-		return sum, &backup.DirError{Dir: o.Dir, Reason: "holds no quak backup (no .quak/state.db)", Err: err}
-	}
-	unlock, err := backup.Lock(dir)
+	unlock, err := f.Lock()
 	if err != nil {
 		return sum, err
 	}
 	defer unlock()
-	st, err := state.Open(filepath.Join(dir, backup.StateDir, "state.db"))
+	st, err := f.OpenState()
 	if err != nil {
 		return sum, err
 	}
 	defer func() { _ = st.Close() }()
-	v := &verifier{o: o, dir: dir, st: st, sum: sum, hashed: map[fileKey]string{}}
+	v := &verifier{o: o, dir: f.Dir, st: st, sum: sum, hashed: map[fileKey]string{}}
 	return sum, v.run(ctx)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/retry"
@@ -190,7 +191,7 @@ func TestSampleCoversEverythingIn1OverPercentRuns(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, c.per, sum.Checked, "%v%% of 10 files, rounded up", c.pct)
 		}
-		st, err := state.OpenReadOnly(filepath.Join(fx.dir, ".quak", "state.db"))
+		st, err := folder.At(fx.dir).OpenStateReadOnly()
 		require.NoError(t, err)
 		when, err := st.Verified()
 		require.NoError(t, st.Close())
@@ -206,14 +207,14 @@ func TestRefusesWhileABackupRunsAndWithoutABackup(t *testing.T) {
 	fx := newFix(t)
 	fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10})
 	_, err := Run(context.Background(), Options{Dir: fx.dir})
-	var de *backup.DirError
+	var de *folder.DirError
 	require.True(t, errors.As(err, &de), "%v", err)
 
 	fx.backup(t)
-	unlock, err := backup.Lock(fx.dir)
+	unlock, err := folder.At(fx.dir).Lock()
 	require.NoError(t, err)
 	_, err = Run(context.Background(), Options{Dir: fx.dir})
-	require.ErrorIs(t, err, backup.ErrLocked)
+	require.ErrorIs(t, err, folder.ErrLocked)
 	unlock()
 }
 
@@ -283,7 +284,7 @@ func TestRecordedCopiesAreNotUnlinked(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(bcopy))
 	require.NoError(t, os.WriteFile(bcopy, data, 0o644))
-	st, err := state.Open(filepath.Join(fx.dir, ".quak", "state.db"))
+	st, err := folder.At(fx.dir).OpenState()
 	require.NoError(t, err)
 	rec, err := st.File(f.ID)
 	require.NoError(t, err)

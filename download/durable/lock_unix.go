@@ -1,0 +1,43 @@
+//go:build unix
+
+package durable
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// TryLock takes an exclusive lock on the file at path (created 0600), or
+// fails with ErrHeld at once when another process holds it. The kernel
+// drops the lock when the process dies, so it never goes stale.
+func TryLock(path string) (unlock func(), err error) {
+	return flock(path, syscall.LOCK_EX|syscall.LOCK_NB)
+}
+
+// Lock takes an exclusive lock on the file at path (created 0600),
+// waiting for another process to let it go.
+func Lock(path string) (unlock func(), err error) {
+	return flock(path, syscall.LOCK_EX)
+}
+
+func flock(path string, how int) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, ErrHeld
+		}
+		return nil, err
+	}
+	return func() { _ = f.Close() }, nil
+}

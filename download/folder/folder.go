@@ -1,0 +1,152 @@
+// Package folder owns a backup folder's own area, DIR/.quak: where each of
+// quak's files lives there, the lock that keeps runs apart, the state
+// database, the remembered options, the records of how runs went and the
+// health verdict drawn from them. No other package names a file in it.
+package folder
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/quak-photos/quak/download/durable"
+	"github.com/quak-photos/quak/download/state"
+)
+
+// StateDir is the folder under DIR where quak keeps its state and lock. No
+// album folder takes this name.
+const StateDir = ".quak"
+
+// The files and folders in StateDir.
+const (
+	stateFile   = "state.db"
+	lockFile    = "lock"
+	tempDir     = "tmp"
+	trashDir    = "trash"
+	optionsFile = "options.json"
+	lastRun     = "last-run.json"
+	lastSuccess = "last-success.json"
+	lastRefused = "last-refused.json"
+)
+
+// ErrLocked reports that another quak run holds the folder's lock.
+var ErrLocked = errors.New("another quak run is backing up this folder")
+
+// DirError reports a backup folder quak cannot use.
+type DirError struct {
+	Dir    string
+	Reason string
+	Err    error
+}
+
+func (e *DirError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("backup folder %s %s: %v", e.Dir, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("backup folder %s %s", e.Dir, e.Reason)
+}
+
+func (e *DirError) Unwrap() error { return e.Err }
+
+// Folder is a backup folder: Dir is its absolute path, Shown the path as
+// the user gave it, for messages.
+type Folder struct {
+	Dir   string
+	Shown string
+}
+
+// At is the folder dir, which need not exist. Dir is absolute unless the
+// working directory cannot be found, when it is dir as given.
+func At(dir string) *Folder {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = filepath.Clean(dir)
+	}
+	return &Folder{Dir: abs, Shown: dir}
+}
+
+func (f *Folder) path(parts ...string) string {
+	return filepath.Join(append([]string{f.Dir, StateDir}, parts...)...)
+}
+
+// StateDir is DIR/.quak.
+func (f *Folder) StateDir() string { return f.path() }
+
+// Temp, DIR/.quak/tmp, holds every file quak is still writing: on the same
+// file system as the album folders, so each final rename is atomic, and
+// away from them, so a photo manager never sees a half-written file.
+func (f *Folder) Temp() string { return f.path(tempDir) }
+
+// Trash, DIR/.quak/trash, is where pruned files wait.
+func (f *Folder) Trash() string { return f.path(trashDir) }
+
+// HasBackup reports whether DIR holds quak's folder (a backup, or a run
+// that started one).
+func (f *Folder) HasBackup() bool {
+	fi, err := os.Stat(f.path())
+	return err == nil && fi.IsDir()
+}
+
+// StateFile is the state database's path, for tools and tests that look
+// at the file itself.
+func (f *Folder) StateFile() string { return f.path(stateFile) }
+
+// LastRunPath is where the record of the last run lives.
+func (f *Folder) LastRunPath() string { return f.path(lastRun) }
+
+// LastSuccessPath is where the record of the last full success lives.
+func (f *Folder) LastSuccessPath() string { return f.path(lastSuccess) }
+
+// RefusalPath is where the record of the last refused run lives.
+func (f *Folder) RefusalPath() string { return f.path(lastRefused) }
+
+// ViewOptionsPath is where the remembered views live.
+func (f *Folder) ViewOptionsPath() string { return f.path(optionsFile) }
+
+// StateFileShown is the state database's path within DIR, for messages.
+func (f *Folder) StateFileShown() string { return filepath.Join(StateDir, stateFile) }
+
+// HasState reports whether DIR holds a state database.
+func (f *Folder) HasState() bool {
+	_, err := os.Stat(f.path(stateFile))
+	return err == nil
+}
+
+// Lock takes DIR's lock, held by one quak run at a time (backup, verify,
+// the thumbnail helper), or fails with ErrLocked. DIR/.quak must exist.
+func (f *Folder) Lock() (unlock func(), err error) {
+	unlock, err = durable.TryLock(f.path(lockFile))
+	if errors.Is(err, durable.ErrHeld) {
+		return nil, ErrLocked
+	}
+	return unlock, err
+}
+
+// OpenState opens the state database for a run that holds the lock.
+func (f *Folder) OpenState() (*state.Store, error) { return state.Open(f.path(stateFile)) }
+
+// OpenStateReadOnly opens the state database to read it beside no writer:
+// os.ErrNotExist when there is none, ErrLocked while a run writes it.
+func (f *Folder) OpenStateReadOnly() (*state.Store, error) {
+	st, err := state.OpenReadOnly(f.path(stateFile))
+	if errors.Is(err, state.ErrBusy) {
+		return nil, ErrLocked
+	}
+	return st, err
+}
+
+// Owner returns the account recorded in the state: the one account whose
+// backup DIR is, or nil when it holds no backup yet. Errors: ErrLocked
+// while a run holds the state, or why the state could not be read.
+func (f *Folder) Owner() (*state.Account, error) {
+	st, err := f.OpenStateReadOnly()
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	defer func() { _ = st.Close() }()
+	return st.Account()
+}

@@ -1,0 +1,131 @@
+package folder
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/quak-photos/quak/download/durable"
+	"github.com/quak-photos/quak/download/state"
+)
+
+// Prepare checks that dir exists (creating it when init), is a folder and
+// is writable, and makes its state folder; with dry it only looks.
+// Errors: *DirError.
+func Prepare(dir string, init, dry bool) (*Folder, error) {
+	f := At(dir)
+	if init {
+		if err := os.MkdirAll(f.Dir, 0o755); err != nil {
+			return nil, f.error("cannot be created", err)
+		}
+	}
+	fi, err := os.Stat(f.Dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, f.error("does not exist (is the disk mounted? quak backup --init creates it)", nil)
+	case err != nil:
+		return nil, f.error("cannot be read", err)
+	case !fi.IsDir():
+		return nil, f.error("is not a folder", nil)
+	}
+	if err := f.CheckLinks(); err != nil {
+		return nil, err
+	}
+	if dry {
+		return f, nil
+	}
+	if err := os.MkdirAll(f.Temp(), 0o700); err != nil {
+		return nil, f.error("is not writable", err)
+	}
+	probe, err := os.CreateTemp(f.Dir, durable.TempPrefix+"probe-*")
+	if err != nil {
+		return nil, f.error("is not writable", err)
+	}
+	_ = probe.Close()
+	_ = os.Remove(probe.Name())
+	return f, nil
+}
+
+func (f *Folder) error(reason string, err error) *DirError {
+	return &DirError{Dir: f.Shown, Reason: reason, Err: err}
+}
+
+// CheckLinks refuses a backup folder whose state folder, temp area or
+// trash (which quak writes, sweeps and empties) is a symbolic link or not
+// a folder: quak never follows a link out of the backup folder.
+func (f *Folder) CheckLinks() error {
+	for _, rel := range []string{StateDir, filepath.Join(StateDir, tempDir), filepath.Join(StateDir, trashDir)} {
+		fi, err := os.Lstat(filepath.Join(f.Dir, rel))
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			return f.error(fmt.Sprintf("has %s as a symbolic link, which quak never follows; make it a plain folder", rel), nil)
+		case !fi.IsDir():
+			return f.error(fmt.Sprintf("has %s, which is not a folder", rel), nil)
+		}
+	}
+	return nil
+}
+
+// CopyState opens a private copy of the state for a dry run (a new empty
+// one for a folder never backed up) and a func that removes it. Errors:
+// ErrLocked while a run writes the state.
+func (f *Folder) CopyState() (st *state.Store, drop func(), err error) {
+	tmp, err := os.CreateTemp("", "quak-dry-run-*.db")
+	if err != nil {
+		return nil, nil, err
+	}
+	path := tmp.Name()
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(path)
+		}
+	}()
+	orig, err := f.OpenStateReadOnly() // a shared lock: no backup is writing it
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, nil, err
+	default:
+		err = copyInto(tmp, f.path(stateFile))
+		_ = orig.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if err = tmp.Close(); err != nil {
+		return nil, nil, err
+	}
+	if st, err = state.Open(path); err != nil {
+		return nil, nil, err
+	}
+	return st, func() { _ = st.Close(); _ = os.Remove(path) }, nil
+}
+
+func copyInto(dst *os.File, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = in.Close() }()
+	_, err = io.Copy(dst, in)
+	return err
+}
+
+// CheckState reports a state database that cannot be read or is not a
+// database. It reads the file's first page instead of opening it, so a
+// run starting this moment never finds the database in use.
+func (f *Folder) CheckState() error {
+	fh, err := os.Open(f.path(stateFile))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = fh.Close() }()
+	if !state.LooksValid(fh) {
+		return errors.New("it is not a quak state database (damaged?)")
+	}
+	return nil
+}

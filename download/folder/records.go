@@ -1,0 +1,153 @@
+package folder
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/quak-photos/quak/download/durable"
+)
+
+// Failure is one file a run could not save.
+type Failure struct {
+	FileID int64  `json:"fileID"`
+	Album  string `json:"album"`
+	Title  string `json:"title"`
+	Reason string `json:"reason"` // a stable class (backup.Reason)
+	Error  string `json:"error"`
+}
+
+// Counts are what a run did, file by file. Fields are in the order of
+// their JSON names, as every record quak wrote has them.
+type Counts struct {
+	Adopted         int `json:"adopted"`
+	AlbumsDeleted   int `json:"albumsDeleted"`
+	AlbumsFailed    int `json:"albumsFailed"`
+	AlbumsLeftOut   int `json:"albumsLeftOut"`
+	DeletedOnServer int `json:"deletedOnServer"`
+	Failed          int `json:"failed"`
+	HashMismatches  int `json:"hashMismatches"`
+	LeftOut         int `json:"leftOut"`
+	Linked          int `json:"linked"`
+	Metadata        int `json:"metadata"`
+	New             int `json:"new"`
+	Pruned          int `json:"pruned"`
+	Restored        int `json:"restored"`
+	RestoredLocal   int `json:"restoredLocal"`
+	Skipped         int `json:"skipped"`
+	Unchanged       int `json:"unchanged"`
+}
+
+// Outcomes of a run, as RunRecord.Outcome says them.
+const (
+	OutcomeOK          = "ok"
+	OutcomePartial     = "partial"
+	OutcomeInterrupted = "interrupted"
+	OutcomeFailed      = "failed"
+)
+
+// RunRecord is how a run that started went: DIR/.quak/last-run.json, and
+// last-success.json for the last fully successful one. quak status and
+// monitors read it; docs/scripting.md documents it. Fields are in the
+// order of their JSON names.
+type RunRecord struct {
+	Bytes        int64          `json:"bytes"`
+	Counts       Counts         `json:"counts"`
+	Duration     float64        `json:"duration"` // seconds
+	Email        string         `json:"email"`
+	End          time.Time      `json:"end"`
+	Endpoint     string         `json:"endpoint"`
+	Error        *string        `json:"error"`
+	ExitCode     int            `json:"exitCode"`
+	FailedIDs    []int64        `json:"failedIDs"`
+	Failures     []Failure      `json:"failures"`
+	MetadataOnly bool           `json:"metadataOnly"`
+	Outcome      string         `json:"outcome"`
+	PruneRefused string         `json:"pruneRefused"`
+	Reasons      map[string]int `json:"reasons"`
+	Start        time.Time      `json:"start"`
+	Started      bool           `json:"started"`
+	TotalBytes   int64          `json:"totalBytes"`
+	TotalFiles   int            `json:"totalFiles"`
+	UserID       int64          `json:"userID"`
+	Version      string         `json:"version"`
+}
+
+// Refusal is DIR/.quak/last-refused.json: the last run refused before it
+// started (lock held, session unusable), which wrote no RunRecord.
+type Refusal struct {
+	Error    string    `json:"error"`
+	ExitCode int       `json:"exitCode"`
+	Time     time.Time `json:"time"`
+	Version  string    `json:"version"`
+}
+
+// Seconds is t in UTC to the second, as records keep times.
+func Seconds(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+// WriteRun records how a run went in last-run.json, and in
+// last-success.json too when succeeded; it supersedes any refusal before
+// it. A run record that cannot be written is removed, so that the record
+// of an older run never goes on saying how the backup is.
+func (f *Folder) WriteRun(rec *RunRecord, succeeded bool) error {
+	if err := f.writeJSON(lastRun, rec); err != nil {
+		_ = os.Remove(f.path(lastRun))
+		return fmt.Errorf("recording the run: %w", err)
+	}
+	if err := os.Remove(f.path(lastRefused)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("recording the run: %w", err)
+	}
+	if succeeded {
+		if err := f.writeJSON(lastSuccess, rec); err != nil {
+			return fmt.Errorf("recording the run: %w", err)
+		}
+	}
+	return durable.SyncDir(f.path())
+}
+
+// WriteRefusal records a run refused before it started, when DIR already
+// holds a backup (a missing DIR is not created, and nothing is recorded).
+func (f *Folder) WriteRefusal(r Refusal) error {
+	fi, err := os.Stat(f.path())
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil // no backup here: nowhere to record it
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return f.error("has a "+StateDir+" that is not a folder", nil)
+	}
+	if err := f.CheckLinks(); err != nil {
+		return err
+	}
+	// The temp area may be missing in a folder no run prepared.
+	b, err := marshal(r)
+	if err != nil {
+		return err
+	}
+	return durable.WriteFileSynced(f.path(), f.path(lastRefused), b, 0o644)
+}
+
+// LastRun reads last-run.json: os.ErrNotExist when there is none.
+func (f *Folder) LastRun() (*RunRecord, error) { return f.readRun(lastRun) }
+
+// LastSuccess reads last-success.json: os.ErrNotExist when there is none.
+func (f *Folder) LastSuccess() (*RunRecord, error) { return f.readRun(lastSuccess) }
+
+func (f *Folder) readRun(name string) (*RunRecord, error) {
+	var r RunRecord
+	if err := f.readJSON(name, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// LastRefusal reads last-refused.json: os.ErrNotExist when there is none.
+func (f *Folder) LastRefusal() (*Refusal, error) {
+	var r Refusal
+	if err := f.readJSON(lastRefused, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
