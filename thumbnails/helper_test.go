@@ -424,7 +424,7 @@ func TestFromABackupFolder(t *testing.T) {
 	b := fx.album.AddFile(enteapitest.FileSpec{Title: "b.jpg", Data: jpegOf(t, photo(500, 400, 2)), Thumbnail: make([]byte, roomy)})
 	dir := t.TempDir()
 	o := fx.options(t)
-	_, err := backup.Run(context.Background(), backup.Options{Dir: dir, Client: o.Client, Keys: o.Keys, Policy: o.Policy})
+	_, err := backup.Run(context.Background(), backup.Options{Dir: dir, Source: backup.Source{Client: o.Client, Keys: o.Keys}, Transfer: backup.Transfer{Policy: o.Policy}})
 	require.NoError(t, err)
 	a.LoseThumbnail()
 	b.LoseThumbnail()

@@ -26,14 +26,42 @@ import (
 	"github.com/quak-photos/quak/retry"
 )
 
-// Options configure a run.
+// Options configure a run. The groups are embedded: o.Concurrency is
+// o.Transfer.Concurrency.
 type Options struct {
-	Dir      string
+	Dir string
+	Source
+	Transfer
+	Scope
+	Pruning
+	// Events, if set, hears of everything the run does. Calls come from
+	// several goroutines but never at the same time.
+	Events func(Event)
+	// Record, if set, is called when a started run ends, even with an
+	// error, while the folder is still locked. What it returns is the
+	// folder's record of the run, and also of its last success when
+	// succeeded is true.
+	Record func(s *Summary, err error) (rec *folder.RunRecord, succeeded bool)
+	// FileMode is given to saved files (default 0644); cmd passes 0666
+	// less the process umask, as any other program's files would get.
+	FileMode os.FileMode
+	// Views are the sidecars and the date view kept for other photo tools.
+	// A change from the folder's remembered views is applied to the whole
+	// backup first, downloading nothing.
+	Views Views
+}
+
+// Source is the account backed up.
+type Source struct {
 	Client   *apiclient.Client // authenticated
 	Keys     catalog.Keys
 	Email    string
 	Endpoint string
-	Policy   retry.Policy
+}
+
+// Transfer is how files are fetched.
+type Transfer struct {
+	Policy retry.Policy
 	// Concurrency fixes how many files download at once; 0 finds it from
 	// the link (package pace): from 4, growing while throughput rises and
 	// latency stays flat, halved on 429 or 503, at most MaxConcurrency
@@ -51,17 +79,14 @@ type Options struct {
 	// PaceClock is the clock the adaptive number of downloads is measured
 	// with (default time.Now).
 	PaceClock func() time.Time
-	// Events, if set, hears of everything the run does. Calls come from
-	// several goroutines but never at the same time.
-	Events func(Event)
-	// FileMode is given to saved files (default 0644); cmd passes 0666
-	// less the process umask, as any other program's files would get.
-	FileMode os.FileMode
-	// Record, if set, is called when a started run ends, even with an
-	// error, while the folder is still locked. What it returns is the
-	// folder's record of the run, and also of its last success when
-	// succeeded is true.
-	Record func(s *Summary, err error) (rec *folder.RunRecord, succeeded bool)
+	// ResumeAbove: a download of more than this many bytes keeps a resume
+	// point in the state every ResumeAbove bytes, so a later run can take
+	// it up after a crash or a dead link (0: DefaultResumeAbove; < 0: never).
+	ResumeAbove int64
+}
+
+// Scope is what a run does and where.
+type Scope struct {
 	// Filter narrows what is downloaded (albums, types, dates); the zero
 	// value takes everything. Skipped files are remembered, so widening it
 	// later fetches them without listing the library again.
@@ -74,29 +99,25 @@ type Options struct {
 	// run then lists what changed first and refuses to start downloading
 	// when it needs more (plus SpaceMargin).
 	FreeSpace func(dir string) (int64, error)
-	// Prune moves what the server deleted to DIR/.quak/trash/<date>/, at
-	// most MaxDelete album copies a run (0: DefaultMaxDelete).
-	Prune     bool
-	MaxDelete int
-	// Now is the clock for trash folders (default time.Now).
-	Now func() time.Time
 	// DryRun decides and reports everything a real run would, writing
 	// nothing in Dir: no file, no state change, no lock.
 	DryRun bool
 	// MetadataOnly refreshes every sidecar, album file, name and mtime from
 	// a full listing, downloading nothing and leaving cursors where they are.
 	MetadataOnly bool
-	// ResumeAbove: a download of more than this many bytes keeps a resume
-	// point in the state every ResumeAbove bytes, so a later run can take
-	// it up after a crash or a dead link (0: DefaultResumeAbove; < 0: never).
-	ResumeAbove int64
 	// Redownload names saved files to download again before anything else
 	// (quak verify found them missing or changed).
 	Redownload []int64
-	// Views are the sidecars and the date view kept for other photo tools.
-	// A change from the folder's remembered views is applied to the whole
-	// backup first, downloading nothing.
-	Views Views
+}
+
+// Pruning is what the run does with what the server deleted.
+type Pruning struct {
+	// Prune moves what the server deleted to DIR/.quak/trash/<date>/, at
+	// most MaxDelete album copies a run (0: DefaultMaxDelete).
+	Prune     bool
+	MaxDelete int
+	// Now is the clock for trash folders (default time.Now).
+	Now func() time.Time
 }
 
 // ErrLocked reports that another quak run holds the folder's lock.

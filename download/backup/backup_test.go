@@ -57,16 +57,14 @@ func (e *env) options() Options {
 	p := retry.Default()
 	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	return Options{
-		Dir:    e.dir,
-		Client: e.s.Client(nil).WithToken(e.token),
-		Keys:   catalog.Keys{UserID: e.u.ID, MasterKey: e.u.MasterKey, PublicKey: e.u.PublicKey, SecretKey: e.u.SecretKey},
-		Email:  e.u.Email,
-		Policy: p,
-		Views:  e.views,
-		Now:    func() time.Time { return pruneDay }, // album dates never depend on the wall clock
+		Dir: e.dir,
+		Source: Source{Client: e.s.Client(nil).WithToken(e.token), Email: e.u.Email,
+			Keys: catalog.Keys{UserID: e.u.ID, MasterKey: e.u.MasterKey, PublicKey: e.u.PublicKey, SecretKey: e.u.SecretKey}},
 		// Every test of a file of more than 8 MiB runs with several
 		// ranges in flight (issue 20).
-		StreamAbove: 8 << 20,
+		Transfer: Transfer{Policy: p, StreamAbove: 8 << 20},
+		Views:    e.views,
+		Pruning:  Pruning{Now: func() time.Time { return pruneDay }}, // album dates never depend on the wall clock
 		Events: func(ev Event) {
 			e.mu.Lock()
 			defer e.mu.Unlock()

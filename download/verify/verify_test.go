@@ -35,8 +35,9 @@ func (fx *fix) backup(tb testing.TB, redownload ...int64) *backup.Summary {
 	p := retry.Default()
 	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	sum, err := backup.Run(context.Background(), backup.Options{
-		Dir: fx.dir, Client: fx.s.Client(nil).WithToken(fx.u.Token()), Policy: p, Redownload: redownload, Views: fx.views,
-		Keys: catalog.Keys{UserID: fx.u.ID, MasterKey: fx.u.MasterKey, PublicKey: fx.u.PublicKey, SecretKey: fx.u.SecretKey},
+		Dir: fx.dir, Transfer: backup.Transfer{Policy: p}, Scope: backup.Scope{Redownload: redownload}, Views: fx.views,
+		Source: backup.Source{Client: fx.s.Client(nil).WithToken(fx.u.Token()),
+			Keys: catalog.Keys{UserID: fx.u.ID, MasterKey: fx.u.MasterKey, PublicKey: fx.u.PublicKey, SecretKey: fx.u.SecretKey}},
 	})
 	require.NoError(tb, err)
 	return sum
