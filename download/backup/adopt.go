@@ -131,7 +131,11 @@ func exportHolds(dir string, names []string, m state.Meta) bool {
 		return false
 	}
 	for i, n := range names {
-		h, err := download.HashFile(filepath.Join(dir, n))
+		p := filepath.Join(dir, n)
+		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+			return false // a link is never taken for a saved file
+		}
+		h, err := download.HashFile(p)
 		if err != nil || !livephoto.HashMatches(want[i], h) {
 			return false
 		}

@@ -209,6 +209,16 @@ func (d *dateView) removeEmptyDirs(dir string) {
 	}
 }
 
+// check refuses a date view whose own folder is a symbolic link: quak
+// never writes through one it did not make.
+func (d *dateView) check() error {
+	fi, err := os.Lstat(filepath.Join(d.dir, DateViewDir))
+	if err == nil && fi.Mode()&os.ModeSymlink != 0 && d.o.Views.DateView != "" {
+		return &DirError{Dir: d.o.Dir, Reason: fmt.Sprintf("has %q as a symbolic link, which quak never follows; make it a plain folder to keep a date view there", DateViewDir)}
+	}
+	return nil
+}
+
 // keepFree makes sure DIR/DateViewDir is the date view's: an album folder
 // of that name (from a backup made before albums were kept off it) is
 // moved to a free name, as an album rename would; and a folder of that

@@ -1,7 +1,9 @@
 package backup
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/folder"
+	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/livephoto"
 )
 
@@ -62,14 +65,83 @@ func removeIfExists(d disk, path string) bool {
 }
 
 // realDisk writes to the backup folder, keeping track of the folders whose
-// entries changed until the next commit syncs them.
+// entries changed until the next commit syncs them. It never writes,
+// links or sets a time through a symbolic link it did not make: every
+// folder on the way from DIR is checked first (and remembered as checked).
 type realDisk struct {
 	f     *folder.Folder
 	mu    sync.Mutex
 	dirty map[string]bool
+	plain map[string]bool // folders under DIR seen to be no symbolic link
 }
 
-func newRealDisk(f *folder.Folder) *realDisk { return &realDisk{f: f, dirty: map[string]bool{}} }
+func newRealDisk(f *folder.Folder) *realDisk {
+	return &realDisk{f: f, dirty: map[string]bool{}, plain: map[string]bool{}}
+}
+
+// LinkError reports a symbolic link where quak would write, link or set a
+// time: it never follows one it did not make.
+type LinkError struct {
+	Path string // relative to DIR
+}
+
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link, which quak never follows", e.Path)
+}
+
+// Unwrap makes a LinkError one of layout.ErrOutside: it would lead out of
+// the backup folder.
+func (e *LinkError) Unwrap() error { return layout.ErrOutside }
+
+// noLink checks that no folder on the way from DIR to path is a symbolic
+// link, nor path itself when self. A missing folder ends the check: quak
+// makes the rest.
+func (d *realDisk) noLink(path string, self bool) error {
+	rel, err := filepath.Rel(d.f.Dir, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%w: %s", layout.ErrOutside, path)
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	if !self {
+		parts = parts[:len(parts)-1]
+	}
+	p := d.f.Dir
+	for _, part := range parts {
+		p = filepath.Join(p, part)
+		d.mu.Lock()
+		known := d.plain[p]
+		d.mu.Unlock()
+		if known {
+			continue
+		}
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		case fi.Mode()&os.ModeSymlink != 0:
+			r, _ := filepath.Rel(d.f.Dir, p)
+			return &LinkError{Path: r}
+		case fi.IsDir():
+			d.mu.Lock()
+			d.plain[p] = true
+			d.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// forgetPlain drops what was known of dir and the folders under it.
+func (d *realDisk) forgetPlain(dir string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for p := range d.plain {
+		if p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			delete(d.plain, p)
+		}
+	}
+}
 
 func (d *realDisk) exists(path string) bool {
 	_, err := os.Lstat(path)
@@ -79,6 +151,9 @@ func (d *realDisk) exists(path string) bool {
 // mkdirAll marks the folder holding each folder it made: a new folder's
 // name lives in its parent, up to the backup folder itself.
 func (d *realDisk) mkdirAll(dir string, mode os.FileMode) error {
+	if err := d.noLink(dir, true); err != nil {
+		return err
+	}
 	var made []string
 	for p := dir; strings.HasPrefix(p, d.f.Dir+string(filepath.Separator)); p = filepath.Dir(p) {
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
@@ -96,6 +171,9 @@ func (d *realDisk) mkdirAll(dir string, mode os.FileMode) error {
 }
 
 func (d *realDisk) writeFile(path string, b []byte) error {
+	if err := d.noLink(path, false); err != nil {
+		return err
+	}
 	if err := d.mkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -106,11 +184,44 @@ func (d *realDisk) writeFile(path string, b []byte) error {
 	return nil
 }
 
-func (d *realDisk) linkOrCopy(src, dst string) (bool, error) { return linkOrCopy(d.f.Temp(), src, dst) }
-func (d *realDisk) rename(from, to string) error             { return os.Rename(from, to) }
-func (d *realDisk) remove(path string)                       { _ = removeFile(path) }
-func (d *realDisk) chtimes(path string, t time.Time) error   { return os.Chtimes(path, t, t) }
-func (d *realDisk) saveViews(v folder.ViewOptions) error     { return d.f.WriteViewOptions(v) }
+// linkOrCopy links or copies src, which must be no symbolic link, to dst.
+func (d *realDisk) linkOrCopy(src, dst string) (bool, error) {
+	if err := d.noLink(src, true); err != nil {
+		return false, err
+	}
+	if err := d.noLink(dst, false); err != nil {
+		return false, err
+	}
+	return linkOrCopy(d.f.Temp(), src, dst)
+}
+
+func (d *realDisk) rename(from, to string) error {
+	if err := d.noLink(from, false); err != nil {
+		return err
+	}
+	if err := d.noLink(to, false); err != nil {
+		return err
+	}
+	d.forgetPlain(from)
+	d.forgetPlain(to)
+	return os.Rename(from, to)
+}
+
+// remove removes path (a symbolic link itself, never what it points to).
+func (d *realDisk) remove(path string) {
+	if d.noLink(path, false) == nil {
+		_ = removeFile(path)
+	}
+}
+
+func (d *realDisk) chtimes(path string, t time.Time) error {
+	if err := d.noLink(path, true); err != nil {
+		return err
+	}
+	return os.Chtimes(path, t, t)
+}
+
+func (d *realDisk) saveViews(v folder.ViewOptions) error { return d.f.WriteViewOptions(v) }
 
 func (d *realDisk) changed(dirs ...string) {
 	d.mu.Lock()
@@ -121,9 +232,10 @@ func (d *realDisk) changed(dirs ...string) {
 }
 
 func (d *realDisk) removeDir(dir string) bool {
-	if os.Remove(dir) != nil {
+	if d.noLink(dir, true) != nil || os.Remove(dir) != nil {
 		return false
 	}
+	d.forgetPlain(dir)
 	d.mu.Lock()
 	delete(d.dirty, dir) // gone: nothing to sync
 	d.dirty[filepath.Dir(dir)] = true
@@ -132,6 +244,9 @@ func (d *realDisk) removeDir(dir string) bool {
 }
 
 func (d *realDisk) toTrash(from, to string) (string, error) {
+	if err := d.noLink(from, false); err != nil {
+		return "", err
+	}
 	if err := d.mkdirAll(filepath.Dir(to), 0o700); err != nil {
 		return "", err
 	}
