@@ -159,7 +159,9 @@ func TestAPhotoReplacedByALinkFailsAndIsNeverFollowed(t *testing.T) {
 		require.NoError(t, os.Remove(filepath.Join(e.dir, rel)))
 		require.NoError(t, os.Symlink(outsideFile, filepath.Join(e.dir, rel)))
 	}
-	x.Edit(func(s *enteapitest.FileSpec) { s.CreationTime = time.Date(2023, 3, 3, 12, 0, 0, 0, time.UTC).UnixMicro() })
+	x.Edit(func(s *enteapitest.FileSpec) {
+		s.CreationTime = time.Date(2023, 3, 3, 12, 0, 0, 0, time.UTC).UnixMicro()
+	})
 	sum, err := e.run()
 	require.NoError(t, err)
 	assert.Positive(t, sum.Failed)
