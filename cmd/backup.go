@@ -114,21 +114,14 @@ With several accounts logged in, --account EMAIL says whose backup DIR is,
 and DIR remembers it (with --init or --account), so later runs need not say
 it. --all backs up every folder recorded that way, one after another, each
 with its account's session and its own lock: one folder's failure never
-stops the others, one health-check ping covers the whole run, and the exit
-code is the worst of theirs in the order 130/143, 1, 5, 3, 75, 4, 2, 0.
+stops the others, and one health-check ping covers the whole run.
 
-Exit codes:
-  0  everything saved
-  2  some files failed (named on stderr; retried first on the next run)
-  3  not logged in, or the session was rejected: run quak login
-  4  another quak run holds DIR's lock
-  5  DIR is unusable: missing, not writable, or the backup of another account
-  64 bad command line, or an --albums pattern that matches no album
-  75 the server or its object store could not be reached (refused, or
-     several files in a row could not connect): the run stopped at once,
-     files not tried are not failed; try again later
-  1  any other fatal error
-  130/143  interrupted by Ctrl-C / SIGTERM`,
+` + exitHelp(map[int]string{
+			exitOK:      "everything saved",
+			exitPartial: "some files failed (named on stderr; retried first on the next run)",
+			exitFatal:   "", exitLogin: "", exitLocked: "", exitUnusableDir: "", exitUsage: "", exitTempFail: "",
+			exitInterrupt: "", exitTerminated: "",
+		}) + "\n\n" + allOrderText(),
 		Args: o.multi.args("backup"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.fs = c.Flags()

@@ -135,12 +135,10 @@ func newRootCmd(d deps) *cobra.Command {
 		Long: `quak backs up an Ente Photos account (hosted or self-hosted) to a local
 folder, verifying every file against Ente's hash before giving it its name.
 
-Exit codes, for every command: 0 success; 1 fatal error; 2 some files
-failed; 3 not logged in or session rejected; 4 another quak holds the
-folder's lock; 5 backup folder unusable; 6 (status) no successful run
-within --max-age; 64 bad command line; 75 the server could not be
-reached, try again later; 130/143 interrupted. With --all, the worst of
-the folders' codes: 130/143, 1, 5, 3, 75, 4, 6, 2, 0.`,
+Every command takes -q (print nothing on success), -v (every retry and every
+file's decision) and --log-file PATH.
+
+` + everyExitCode() + "\n\n" + allOrderText(),
 		Version:       quakVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
