@@ -117,10 +117,13 @@ with its account's session and its own lock: one folder's failure never
 stops the others, and one health-check ping covers the whole run.
 
 ` + exitHelp(map[int]string{
-			exitOK:      "everything saved",
-			exitPartial: "some files failed (named on stderr; retried first on the next run)",
-			exitFatal:   "", exitLogin: "", exitLocked: "", exitUnusableDir: "", exitUsage: "", exitTempFail: "",
-			exitInterrupt: "", exitTerminated: "",
+			exitOK:          "everything saved",
+			exitPartial:     "some files failed (named on stderr; retried first on the next run)",
+			exitLocked:      "another quak run holds DIR's lock",
+			exitUnusableDir: "DIR is unusable: missing, not writable, or the backup of another account",
+			exitTempFail: "the server or its object store could not be reached (refused, or several files in a row " +
+				"could not connect): the run stopped at once, files not tried are not failed; try again later",
+			exitFatal: "", exitLogin: "", exitUsage: "", exitInterrupt: "", exitTerminated: "",
 		}) + "\n\n" + allOrderText(),
 		Args: o.multi.args("backup"),
 		RunE: func(c *cobra.Command, args []string) error {
