@@ -227,6 +227,11 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		}
 	}()
 
+	if !o.init {
+		if err := needFolder(dir, "is the disk mounted? quak backup --init creates it"); err != nil {
+			return err
+		}
+	}
 	a, c, err := loadSessionFor(d, &o.net, dir, o.multi.account)
 	if err != nil {
 		return err

@@ -132,6 +132,9 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	if err != nil {
 		return err
 	}
+	if err := needFolder(dir, "is the disk mounted?"); err != nil {
+		return err
+	}
 	qdir := filepath.Join(abs, backup.StateDir)
 	last, err := readRecord(filepath.Join(qdir, backup.LastRunFile))
 	if errors.Is(err, os.ErrNotExist) {
