@@ -158,8 +158,9 @@ stops the others, and one health-check ping covers the whole run.
 }
 
 func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
-	if o.concurrency < 0 || o.attempts < 1 || o.maxDelete < 1 || o.streams < 1 || o.streams > maxStreams {
-		return &usageError{fmt.Errorf("--attempts and --max-delete must be at least 1, --concurrency at least 0, --streams 1 to 16")}
+	if err := firstError(atLeast("concurrency", o.concurrency, 0), atLeast("attempts", o.attempts, 1),
+		atLeast("max-delete", o.maxDelete, 1), inRange("streams", o.streams, 1, maxStreams)); err != nil {
+		return err
 	}
 	if o.dryRun && (o.verify || o.init) {
 		return &usageError{fmt.Errorf("--dry-run writes nothing, so it cannot --verify (which records what it checked) or --init")}

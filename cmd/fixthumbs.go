@@ -114,12 +114,18 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 			return &usageError{fmt.Errorf("--ids takes file ids, positive numbers: %d", id)}
 		}
 	}
-	if o.concurrency < 1 || o.attempts < 1 || o.limit < 0 {
-		return &usageError{fmt.Errorf("--concurrency and --attempts must be at least 1, --limit at least 0")}
+	if err := firstError(atLeast("concurrency", o.concurrency, 1), atLeast("attempts", o.attempts, 1),
+		atLeast("limit", o.limit, 0)); err != nil {
+		return err
 	}
 	albums := filter.Albums{Include: o.albums, Exclude: o.exclude}
 	if err := albums.Validate(); err != nil {
 		return &usageError{err}
+	}
+	if o.from != "" {
+		if err := needFolder(o.from, "is the disk mounted?"); err != nil {
+			return err
+		}
 	}
 	a, c, err := loadSessionFor(d, &o.net, o.from, o.account)
 	if err != nil {

@@ -118,7 +118,7 @@ func run(ctx context.Context, d deps, args []string) int {
 	out.release(err != nil)
 	errw.release(err != nil)
 	g.quiet = false
-	code := report(errw, err)
+	code := reportIn(errw, err, c)
 	if err != nil && jsonAsked(c) && !reportedInJSON(err) {
 		newJSONLines(d).write("error", map[string]any{"error": errText(err), "exitCode": code})
 	}
@@ -144,11 +144,7 @@ file's decision) and --log-file PATH.
 		SilenceErrors: true,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				msg := fmt.Sprintf("unknown command %q", args[0])
-				if near := c.SuggestionsFor(args[0]); len(near) > 0 {
-					msg += "; did you mean " + strings.Join(near, " or ") + "?"
-				}
-				return &usageError{errors.New(msg)}
+				return &mistypedError{err: fmt.Errorf("unknown command %q", args[0]), near: c.SuggestionsFor(args[0])}
 			}
 			return nil
 		},
@@ -159,9 +155,7 @@ file's decision) and --log-file PATH.
 	root.SetIn(d.stdin)
 	root.SetOut(d.stdout)
 	root.SetErr(d.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &usageError{err}
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newAccountsCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newPruneTrashCmd(d), newHelperCmd(d))
 	return root
 }
@@ -181,7 +175,8 @@ func jsonAsked(c *cobra.Command) bool {
 func reportedInJSON(err error) bool {
 	var se *statusError
 	var pe *problemsError
-	return errors.As(err, &se) || errors.As(err, &pe)
+	var fe *foldersError
+	return errors.As(err, &se) || errors.As(err, &pe) || errors.As(err, &fe)
 }
 
 // usageError marks a bad command line.
@@ -190,9 +185,23 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+// mistypedError is a command or flag quak does not know, a usage error;
+// near holds the names it may have meant.
+type mistypedError struct {
+	err  error
+	near []string
+}
+
+func (e *mistypedError) Error() string { return e.err.Error() }
+func (e *mistypedError) Unwrap() error { return e.err }
+
 // report prints err for a person and returns the exit code it deserves.
 // It is the one place where errors become text and codes.
-func report(w io.Writer, err error) int {
+func report(w io.Writer, err error) int { return reportIn(w, err, nil) }
+
+// reportIn is report for an error of command c (nil: quak itself), whose
+// --help a hint may point to. An error gets at most one hint, from hintFor.
+func reportIn(w io.Writer, err error, c *cobra.Command) int {
 	if err == nil {
 		return exitOK
 	}
@@ -201,8 +210,12 @@ func report(w io.Writer, err error) int {
 		fmt.Fprintln(w, "quak: interrupted")
 		return code
 	}
+	command := "quak"
+	if c != nil {
+		command = c.CommandPath()
+	}
 	fmt.Fprintf(w, "quak: error: %v\n", err)
-	if hint := hintFor(err, code); hint != "" {
+	if hint := hintFor(err, code, command); hint != "" {
 		fmt.Fprintf(w, "quak: hint: %s\n", hint)
 	}
 	return code
@@ -211,6 +224,7 @@ func report(w io.Writer, err error) int {
 // exitCodeFor is the exit code err ends a command with.
 func exitCodeFor(err error) int {
 	var ue *usageError
+	var me *mistypedError
 	var pe *partialError
 	var qe *problemsError
 	var de *backup.DirError
@@ -228,7 +242,7 @@ func exitCodeFor(err error) int {
 		return exitLocked
 	case errors.As(err, &de):
 		return exitUnusableDir
-	case errors.As(err, &ue), errors.As(err, &nm):
+	case errors.As(err, &ue), errors.As(err, &me), errors.As(err, &nm):
 		return exitUsage
 	case errors.Is(err, errs.ErrNotLoggedIn):
 		return exitLogin
@@ -239,17 +253,45 @@ func exitCodeFor(err error) int {
 	if errors.As(err, &sc) {
 		return sc.code
 	}
+	var fe *foldersError
+	if errors.As(err, &fe) {
+		return fe.code
+	}
 	return exitFatal
 }
 
-// hintFor is what to do about err, or "".
-func hintFor(err error, code int) string {
+// hintFor is what to do about err, an error of command (its path, such as
+// "quak backup"), or "": the one table of hints, one for each error.
+func hintFor(err error, code int, command string) string {
 	var ae *errs.ApiError
+	var me *mistypedError
+	var amb *account.AmbiguousError
+	var nm *filter.NoMatchError
+	var fe *foldersError
 	switch {
+	case errors.As(err, &fe):
+		return "" // each folder's error came with its own hint
 	case code == exitLocked:
 		return "wait for the other run to finish; the lock goes away with it"
+	case errors.As(err, &me):
+		if len(me.near) == 0 {
+			return "run `" + command + " --help`"
+		}
+		return "did you mean " + strings.Join(me.near, " or ") + "?"
+	case errors.Is(err, errNoFolderArg):
+		return "run `" + command + " DIR`, or `" + command + " --all` for every folder quak backup --init recorded"
+	case errors.Is(err, errSeveralAccounts):
+		return "say which with --account EMAIL; `quak accounts` lists them"
+	case errors.As(err, &amb):
+		return "log out of one of them: `quak logout --account EMAIL --endpoint URL`"
+	case errors.Is(err, errNoFolders), errors.Is(err, errInitAll):
+		return "run `quak backup --init --account EMAIL DIR` once for each folder"
+	case errors.Is(err, errNotRecorded):
+		return "`quak accounts` lists the folders recorded"
+	case errors.As(err, &nm):
+		return "" // it names the nearest albums
 	case code == exitUsage:
-		return "run `quak --help`"
+		return "run `" + command + " --help`"
 	case code == exitLogin:
 		return "run `quak login`"
 	case errors.Is(err, account.ErrWrongPassword):
