@@ -196,7 +196,13 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 		}
 		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", r.folder.Email, r.folder.Dir, r.code, what))
 	}
-	totalLine := fmt.Sprintf("%sTotal for %d of %d folders: %s; exit code %d", outcomeFirst(code), len(runs), len(folders), summaryLine(total), code)
+	// A folder refused before it started adds no counts: with none
+	// started, zero counts would read like an empty success.
+	counts := "every one was refused before it started"
+	if total.Started {
+		counts = summaryLine(total)
+	}
+	totalLine := fmt.Sprintf("%sTotal for %d of %d folders: %s; exit code %d", outcomeFirst(code), len(runs), len(folders), counts, code)
 	lines = append(lines, totalLine)
 	fmt.Fprintln(human, "== every account")
 	lf, lerr := openLogFile(d, d.g.logFile)

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,6 +95,19 @@ func TestMistypedFlagSuggests(t *testing.T) {
 		assert.Contains(t, errOut, "quak: error: unknown flag: "+tc.args[1]+"\n", tc.args)
 		assert.Equal(t, []string{tc.want}, hints(errOut), "%v", tc.args)
 	}
+}
+
+// A run of --all in which no folder started prints no counts: zeros would
+// read like an empty success. Each folder's line says it was refused.
+func TestBackupAllWithNothingStartedPrintsNoCounts(t *testing.T) {
+	fam := newFamily(t, "alice")
+	fam.record(t, "alice")
+	require.NoError(t, os.RemoveAll(fam.dirs["alice"]))
+	code, out, errOut := fam.e.run("backup", "--all")
+	require.Equal(t, exitUnusableDir, code, errOut)
+	assert.NotContains(t, out, "0 new")
+	assert.Contains(t, out, "exit code 5: refused before it started: backup folder "+fam.dirs["alice"]+" does not exist")
+	assert.Contains(t, out, "FAILED (exit code 5): Total for 1 of 1 folders: every one was refused before it started; exit code 5\n")
 }
 
 // quak status without a folder says how to name one.
