@@ -152,6 +152,9 @@ func writeAccountsJSON(d deps, lines []accountLine) {
 	}
 }
 
+// errNotRecorded is a folder quak accounts --forget does not know.
+var errNotRecorded = errors.New("not in the folder list")
+
 func missingNote(dir string) string {
 	if dirExists(dir) {
 		return ""
@@ -170,7 +173,7 @@ func forgetFolder(d deps, dir string) error {
 		return err
 	}
 	if !fs.Forget(abs) {
-		return &usageError{fmt.Errorf("%s is not in the folder list (quak accounts lists it)", abs)}
+		return &usageError{fmt.Errorf("%s: %w", abs, errNotRecorded)}
 	}
 	if err := fs.Save(path); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -30,12 +31,21 @@ func (m *multiFlags) register(fs *pflag.FlagSet, verb string) {
 	fs.BoolVar(&m.all, "all", false, verb+" every backup folder recorded in the config (quak accounts lists them), one after another; with --account, that account's")
 }
 
+// Errors of a command line that names no folder, or cannot name one.
+var (
+	errNoFolderArg = errors.New("no backup folder given")
+	errNoFolders   = errors.New("no backup folder is recorded")
+	errInitAll     = errors.New("--init names one folder, so it cannot go with --all")
+)
+
 // args checks the folder argument: one, or none with --all.
 func (m *multiFlags) args(command string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
 		switch {
 		case m.all && len(args) > 0:
 			return &usageError{fmt.Errorf("%s --all takes no folder: it runs on every folder recorded in the config", command)}
+		case !m.all && len(args) == 0:
+			return &usageError{errNoFolderArg}
 		case !m.all && len(args) != 1:
 			return &usageError{fmt.Errorf("%s takes one folder, got %d arguments", command, len(args))}
 		}
@@ -64,8 +74,7 @@ func (m *multiFlags) folders(d deps) ([]account.Folder, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, &usageError{fmt.Errorf("no backup folder is recorded in %s%s: run quak backup --init --account EMAIL DIR once for each",
-			path, orEmpty(" for ", m.account))}
+		return nil, &usageError{fmt.Errorf("%w in %s%s", errNoFolders, path, orEmpty(" for ", m.account))}
 	}
 	return out, nil
 }
@@ -103,6 +112,15 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 	return runs
 }
 
+// foldersError ends an --all run some folders of which did not succeed.
+// Each folder's error was reported, with its hint, as it ended.
+type foldersError struct {
+	code int
+	msg  string
+}
+
+func (e *foldersError) Error() string { return e.msg }
+
 // worstOf is the worst exit code of runs, by worse's order, and the error
 // an --all run ends with: nil when every run succeeded.
 func worstOf(ctx context.Context, runs []folderRun) (int, error) {
@@ -120,14 +138,14 @@ func worstOf(ctx context.Context, runs []folderRun) (int, error) {
 	if code == exitOK {
 		return code, nil
 	}
-	return code, &statusError{code: code, msg: fmt.Sprintf("%d of %d folders did not fully succeed (exit code %d, the worst of their codes)", bad, len(runs), code)}
+	return code, &foldersError{code: code, msg: fmt.Sprintf("%d of %d folders did not fully succeed (exit code %d, the worst of their codes)", bad, len(runs), code)}
 }
 
 // runBackupAll backs up every registered folder with its own account, and
 // pings the health check once for the whole run.
 func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	if o.init {
-		return &usageError{fmt.Errorf("--init names one folder: run quak backup --init --account EMAIL DIR")}
+		return &usageError{errInitAll}
 	}
 	folders, err := o.multi.folders(d)
 	if err != nil {
@@ -178,7 +196,13 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 		}
 		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", r.folder.Email, r.folder.Dir, r.code, what))
 	}
-	totalLine := fmt.Sprintf("%sTotal for %d of %d folders: %s; exit code %d", outcomeFirst(code), len(runs), len(folders), summaryLine(total), code)
+	// A folder refused before it started adds no counts: with none
+	// started, zero counts would read like an empty success.
+	counts := "every one was refused before it started"
+	if total.Started {
+		counts = summaryLine(total)
+	}
+	totalLine := fmt.Sprintf("%sTotal for %d of %d folders: %s; exit code %d", outcomeFirst(code), len(runs), len(folders), counts, code)
 	lines = append(lines, totalLine)
 	fmt.Fprintln(human, "== every account")
 	lf, lerr := openLogFile(d, d.g.logFile)

@@ -66,9 +66,9 @@ func requireFile(t *testing.T, path string, want []byte) {
 
 // One cron line backs up a family: an account whose session is revoked in
 // the middle of its run and one whose disk is not mounted fail alone, the
-// others are saved, the exit code is the worst by README's order, the
-// health check hears one start and one end, and every JSON line names its
-// account.
+// others are saved, the exit code is the worst by the exit-code table's
+// order, the health check hears one start and one end, and every JSON line
+// names its account.
 func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 	fam := newFamily(t, "alice", "bob", "carol", "dave")
 	for _, n := range []string{"alice", "bob", "carol", "dave"} {
@@ -170,7 +170,7 @@ func TestBackupAllIsolatesEachAccountsFailure(t *testing.T) {
 }
 
 // The exit code of an --all run is the worst of its runs' codes in the
-// order README gives.
+// order the exit-code table gives.
 func TestWorseOrder(t *testing.T) {
 	order := []int{exitTerminated, exitInterrupt, exitFatal, exitUnusableDir, exitLogin, exitTempFail, exitLocked, exitStale, exitPartial, exitOK}
 	for i, a := range order {

@@ -115,21 +115,17 @@ With several accounts logged in, --account EMAIL says whose backup DIR is,
 and DIR remembers it (with --init or --account), so later runs need not say
 it. --all backs up every folder recorded that way, one after another, each
 with its account's session and its own lock: one folder's failure never
-stops the others, one health-check ping covers the whole run, and the exit
-code is the worst of theirs in the order 130/143, 1, 5, 3, 75, 4, 2, 0.
+stops the others, and one health-check ping covers the whole run.
 
-Exit codes:
-  0  everything saved
-  2  some files failed (named on stderr; retried first on the next run)
-  3  not logged in, or the session was rejected: run quak login
-  4  another quak run holds DIR's lock
-  5  DIR is unusable: missing, not writable, or the backup of another account
-  64 bad command line, or an --albums pattern that matches no album
-  75 the server or its object store could not be reached (refused, or
-     several files in a row could not connect): the run stopped at once,
-     files not tried are not failed; try again later
-  1  any other fatal error
-  130/143  interrupted by Ctrl-C / SIGTERM`,
+` + exitHelp(map[int]string{
+			exitOK:          "everything saved",
+			exitPartial:     "some files failed (named on stderr; retried first on the next run)",
+			exitLocked:      "another quak run holds DIR's lock",
+			exitUnusableDir: "DIR is unusable: missing, not writable, or the backup of another account",
+			exitTempFail: "the server or its object store could not be reached (refused, or several files in a row " +
+				"could not connect): the run stopped at once, files not tried are not failed; try again later",
+			exitFatal: "", exitLogin: "", exitUsage: "", exitInterrupt: "", exitTerminated: "",
+		}) + "\n\n" + allOrderText(),
 		Args: o.multi.args("backup"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.fs = c.Flags()
@@ -163,8 +159,9 @@ Exit codes:
 }
 
 func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
-	if o.concurrency < 0 || o.attempts < 1 || o.maxDelete < 1 || o.streams < 1 || o.streams > maxStreams {
-		return &usageError{fmt.Errorf("--attempts and --max-delete must be at least 1, --concurrency at least 0, --streams 1 to 16")}
+	if err := firstError(atLeast("concurrency", o.concurrency, 0), atLeast("attempts", o.attempts, 1),
+		atLeast("max-delete", o.maxDelete, 1), inRange("streams", o.streams, 1, maxStreams)); err != nil {
+		return err
 	}
 	if o.dryRun && (o.verify || o.init) {
 		return &usageError{fmt.Errorf("--dry-run writes nothing, so it cannot --verify (which records what it checked) or --init")}
@@ -232,6 +229,11 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		}
 	}()
 
+	if !o.init {
+		if err := needFolder(dir, "is the disk mounted? quak backup --init creates it"); err != nil {
+			return err
+		}
+	}
 	a, c, err := loadSessionFor(d, &o.net, dir, o.multi.account)
 	if err != nil {
 		return err
@@ -242,7 +244,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		vs, err := verify.Run(ctx, verify.Options{Dir: dir, Now: d.now, Events: func(v verify.Problem) {
 			pr.warn(fmt.Sprintf("verify: %s: %s", v.Kind, v.Path))
 		}})
-		var de *backup.DirError
+		var de *folder.DirError
 		switch {
 		case errors.As(err, &de) && de.Err != nil && errors.Is(de.Err, os.ErrNotExist) && dirExists(dir):
 			// A folder with no backup yet: nothing to verify.

@@ -86,7 +86,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestMistypedCommandSuggests(t *testing.T) {
 	code, _, errOut := newEnv(t).run("bakup", "/x")
-	if code != exitUsage || !strings.Contains(errOut, `unknown command "bakup"; did you mean backup?`) {
+	if code != exitUsage || !strings.Contains(errOut, "quak: error: unknown command \"bakup\"\nquak: hint: did you mean backup?\n") {
 		t.Fatalf("code %d, %q", code, errOut)
 	}
 	code, _, errOut = newEnv(t).run("statsu")

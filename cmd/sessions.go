@@ -44,7 +44,7 @@ func loadFolders(d deps) (*account.Folders, string, error) {
 
 // errSeveralAccounts asks for --account when nothing else says which
 // session a command should use.
-var errSeveralAccounts = errors.New("several accounts are logged in: say which with --account EMAIL (quak accounts lists them)")
+var errSeveralAccounts = errors.New("several accounts are logged in, and nothing says which one to use")
 
 // loadSessionFor returns the session a command on the backup folder dir
 // ("" for none) should use, with a client of its server. The account is, in
@@ -122,7 +122,7 @@ func pickSession(d deps, dir, email string) (*account.Account, error) {
 func found(a *account.Account, err error) (*account.Account, error) {
 	var ae *account.AmbiguousError
 	if errors.As(err, &ae) {
-		return nil, &usageError{fmt.Errorf("%w: log out of one of them (quak logout --account EMAIL --endpoint URL)", err)}
+		return nil, &usageError{err}
 	}
 	return a, err
 }

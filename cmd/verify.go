@@ -36,14 +36,16 @@ files first) and remembers when each was checked, so a nightly run covers
 the whole backup every ten days. It needs no network and no login, and
 reads with a fixed 1 MiB buffer whatever the file sizes.
 
-Exit codes:
-  0  everything checked is as it was written
-  2  something is missing, changed, extra or unlinked
-  4  a backup is running in DIR (verify waits for nothing)
-  5  DIR holds no quak backup
-  1  any other fatal error
 --all verifies every folder recorded with quak backup --account, one after
-another, and exits with the worst code in the order 1, 5, 4, 2, 0.`,
+another.
+
+` + exitHelp(map[int]string{
+			exitOK:          "everything checked is as it was written",
+			exitPartial:     "something is missing, changed, extra, unlinked or mismatched",
+			exitLocked:      "a backup is running in DIR (verify waits for nothing)",
+			exitUnusableDir: "DIR holds no quak backup",
+			exitFatal:       "", exitUsage: "",
+		}) + "\n\n" + allOrderText(),
 		Args: o.multi.args("verify"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.multi.all {
