@@ -60,7 +60,7 @@ func (d *dateView) place(f *state.File) (changed bool, err error) {
 	if changed = changed || ch; err != nil {
 		return changed, err
 	}
-	ch, err = d.sidecars(srcColl, src, srcDir, f.View, dir)
+	ch, err = d.sidecars(f, srcColl, src, srcDir, dir)
 	return changed || ch, err
 }
 
@@ -98,7 +98,10 @@ func (d *dateView) link(f *state.File, src *state.Entry, srcDir, dir string) (ch
 // (in album c) beside the date view's, and removes those the options no
 // longer want. A name that is a file's own, in the album or in the date
 // folder, is that file's, not a sidecar: it is neither linked nor removed.
-func (d *dateView) sidecars(c *state.Collection, src *state.Entry, srcDir string, v *state.View, dir string) (changed bool, err error) {
+// A sidecar link that no longer holds what quak linked there was rewritten
+// by another tool: it is the user's, left as it is and no longer kept.
+func (d *dateView) sidecars(f *state.File, c *state.Collection, src *state.Entry, srcDir string, dir string) (changed bool, err error) {
+	v := f.View
 	style := d.o.Views.style()
 	for i, part := range v.Parts {
 		for _, s := range []struct {
@@ -111,30 +114,64 @@ func (d *dateView) sidecars(c *state.Collection, src *state.Entry, srcDir string
 			if d.takenIn(v.Folder, s.to) || d.job.names.taken(c.ID, s.from) {
 				continue
 			}
-			from, to := filepath.Join(srcDir, s.from), filepath.Join(dir, s.to)
-			own := slices.Contains(v.Sidecars, s.to)
-			if !s.on || !d.disk.exists(from) || !slices.Contains(src.Sidecars, s.from) {
-				if own {
-					v.Sidecars = withoutName(v.Sidecars, s.to)
-					changed = removeIfExists(d.disk, to) || changed
-				}
-				continue
-			}
-			if sameFile(from, to) || sameBytes(from, to) {
-				v.Sidecars = withName(v.Sidecars, s.to)
-				continue
-			}
-			if !own && d.disk.exists(to) {
-				continue // a file quak did not make
-			}
-			if _, err := d.disk.linkOrCopy(from, to); err != nil {
+			ch, err := d.sidecar(f, filepath.Join(srcDir, s.from), filepath.Join(dir, s.to), s.on && slices.Contains(src.Sidecars, s.from))
+			changed = changed || ch
+			if err != nil {
 				return changed, err
 			}
-			v.Sidecars = withName(v.Sidecars, s.to)
-			changed = true
 		}
 	}
 	return changed, nil
+}
+
+// sidecar keeps the date view's link to sidecar from at to: made when on
+// and from is there, removed otherwise, and left alone when to is the
+// user's.
+func (d *dateView) sidecar(f *state.File, from, to string, on bool) (changed bool, err error) {
+	v, name := f.View, filepath.Base(to)
+	own := slices.Contains(v.Sidecars, name)
+	if own && usersNow(&state.Entry{SidecarHashes: v.SidecarHashes}, to, name, nil) {
+		d.emit(Event{Kind: FileWarning, Title: f.Meta.Title, FileID: f.ID, Path: filepath.Join(DateViewDir, v.Folder, name),
+			Err: fmt.Errorf("date view sidecar %s no longer holds what quak linked there: left as yours, and no longer kept in step", name)})
+		disownView(v, name)
+		return false, nil
+	}
+	if !on || !d.disk.exists(from) {
+		if own {
+			disownView(v, name)
+			return removeIfExists(d.disk, to), nil
+		}
+		return false, nil
+	}
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case sameFile(from, to) || sameContent(to, b):
+	case !own && d.disk.exists(to):
+		return false, nil // a file quak did not make
+	default:
+		if _, err := d.disk.linkOrCopy(from, to); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	v.Sidecars = withName(v.Sidecars, name)
+	if v.SidecarHashes == nil {
+		v.SidecarHashes = map[string]string{}
+	}
+	v.SidecarHashes[name] = sidecarHash(b)
+	return changed, nil
+}
+
+// disownView takes name out of the date view's sidecars.
+func disownView(v *state.View, name string) {
+	v.Sidecars = withoutName(v.Sidecars, name)
+	delete(v.SidecarHashes, name)
+	if len(v.SidecarHashes) == 0 {
+		v.SidecarHashes = nil
+	}
 }
 
 // takenIn reports whether name is a file's own in the date folder.

@@ -301,7 +301,7 @@ func (pr *pruner) pruneAlbum(trash string, c *state.Collection) error {
 	if _, err := pr.toTrash(trash, c.Folder, filepath.Join(".meta", "album_meta.json")); err != nil {
 		return err
 	}
-	if pr.o.Views.style() == sidecars.Takeout && !pr.names.taken(c.ID, sidecars.TakeoutAlbumFile) {
+	if p, err := layout.Join(pr.dir, c.Folder, sidecars.TakeoutAlbumFile); err == nil && quaksAlbumFile(c, p) && !pr.names.taken(c.ID, sidecars.TakeoutAlbumFile) {
 		if _, err := pr.toTrash(trash, c.Folder, sidecars.TakeoutAlbumFile); err != nil {
 			return err
 		}

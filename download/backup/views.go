@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -159,7 +160,7 @@ func (v *viewer) convert() (int, error) {
 		return 0, err
 	}
 	for _, id := range sortedIDs(colls) {
-		if err := v.albumViews(colls[id]); err != nil {
+		if err := v.commit(nil, colls[id]); err != nil { // the commit writes the album's own file
 			return 0, err
 		}
 	}
@@ -288,7 +289,8 @@ func (v *viewer) entryViews(f *state.File, c *state.Collection, e *state.Entry) 
 
 // albumViews writes the album's Takeout metadata.json when the style is
 // takeout (keeping the date of an earlier one), and removes it in a full
-// pass otherwise.
+// pass otherwise. The file is quak's only by its record: one the user
+// wrote or rewrote is left alone, with a warning.
 func (v *viewer) albumViews(c *state.Collection) error {
 	if c.Pruned || v.names.taken(c.ID, sidecars.TakeoutAlbumFile) {
 		return nil
@@ -298,22 +300,55 @@ func (v *viewer) albumViews(c *state.Collection) error {
 		return err
 	}
 	if v.o.Views.style() != sidecars.Takeout {
-		if v.full {
-			removeIfExists(v.disk, p)
+		if v.full && quaksAlbumFile(c, p) && removeIfExists(v.disk, p) {
+			c.TakeoutHash = ""
 		}
 		return nil
 	}
 	date := v.o.Now()
-	if b, err := os.ReadFile(p); err == nil {
-		var old sidecars.TakeoutAlbum
-		if json.Unmarshal(b, &old) == nil {
-			if t, ok := parseSeconds(old.Date.Timestamp); ok {
-				date = t
-			}
-		}
+	if t, ok := albumFileDate(p); ok && quaksAlbumFile(c, p) {
+		date = t
 	}
-	_, err = v.writeIfDiffers(p, sidecars.AlbumJSON(c.Name, date))
-	return err
+	b := sidecars.AlbumJSON(c.Name, date)
+	if v.disk.exists(p) && !sameContent(p, b) && !quaksAlbumFile(c, p) {
+		v.emit(Event{Kind: FileWarning, Album: c.Name, CollectionID: c.ID, Title: sidecars.TakeoutAlbumFile,
+			Path: filepath.Join(c.Folder, sidecars.TakeoutAlbumFile),
+			Err:  fmt.Errorf("%s is not what quak wrote there: left as yours, and not kept in step", sidecars.TakeoutAlbumFile)})
+		return nil
+	}
+	if _, err := v.writeIfDiffers(p, b); err != nil {
+		return err
+	}
+	c.TakeoutHash = sidecarHash(b)
+	return nil
+}
+
+// quaksAlbumFile reports whether the album file at p is quak's: it holds
+// the bytes quak last wrote there, or, for an album recorded without their
+// hash (older quaks), what quak would write there now.
+func quaksAlbumFile(c *state.Collection, p string) bool {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	if c.TakeoutHash != "" {
+		return sidecarHash(b) == c.TakeoutHash
+	}
+	t, ok := albumFileDate(p)
+	return ok && bytes.Equal(b, sidecars.AlbumJSON(c.Name, t))
+}
+
+// albumFileDate is the date a Takeout album file at p gives.
+func albumFileDate(p string) (time.Time, bool) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return time.Time{}, false
+	}
+	var old sidecars.TakeoutAlbum
+	if json.Unmarshal(b, &old) != nil {
+		return time.Time{}, false
+	}
+	return parseSeconds(old.Date.Timestamp)
 }
 
 func parseSeconds(s string) (time.Time, bool) {

@@ -21,6 +21,10 @@ type Collection struct {
 	// a listing that shows another time (later, or earlier: museum sets it
 	// back when a file commits late) lists the album again.
 	Seen int64 `json:"seen,omitempty"`
+	// TakeoutHash is the SHA-256 (hex) of the Takeout metadata.json quak
+	// last wrote in the album's folder: one that no longer holds it is the
+	// user's. Empty when quak wrote none, or in records of older quaks.
+	TakeoutHash string `json:"takeoutHash,omitempty"`
 }
 
 // Status is a file's outcome.
@@ -122,8 +126,11 @@ type View struct {
 	Header string   `json:"header"` // the content the links are to
 	Copy   bool     `json:"copy,omitempty"`
 	// Sidecars are the sidecar links quak made beside the parts (names in
-	// the date folder).
-	Sidecars []string `json:"sidecars,omitempty"`
+	// the date folder); SidecarHashes, the SHA-256 (hex) of what each held
+	// when quak linked it: one that no longer holds it was rewritten by
+	// another tool and is the user's. Older records have none.
+	Sidecars      []string          `json:"sidecars,omitempty"`
+	SidecarHashes map[string]string `json:"sidecarHashes,omitempty"`
 }
 
 // TrashCopy is an album copy in the trash: the album it left and where
