@@ -402,3 +402,36 @@ func TestBackupAllStopsWhenInterrupted(t *testing.T) {
 	assert.True(t, strings.HasPrefix(log.bodies[1], "exit code 130\nINTERRUPTED (exit code 130): Total for 1 of 2 folders"), log.bodies[1])
 	assert.Contains(t, out.String(), "Total for 1 of 2 folders")
 }
+
+// Issue 31: a run refused because DIR is another account's backup changes
+// nothing but its own refusal record: the folder stays recorded as its
+// owner's, its last run still names the owner, and the owner's next run
+// (by hand or --all) succeeds.
+func TestARefusedRunLeavesTheFoldersRecordsAlone(t *testing.T) {
+	fam := newFamily(t, "alice", "bob")
+	fam.users["alice"].AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10, Seed: 1})
+	fam.record(t, "alice")
+	alice := fam.dirs["alice"]
+	folders, err := os.ReadFile(filepath.Join(fam.e.vars["QUAK_CONFIG_DIR"], "folders.json"))
+	require.NoError(t, err)
+
+	code, _, errOut := fam.e.run("backup", "--account", "bob@example.org", alice)
+	require.Equal(t, exitUnusableDir, code, errOut)
+	assert.Contains(t, errOut, "another account")
+	assert.NotContains(t, errOut, "FAILED", "a refused run prints only its error")
+
+	after, err := os.ReadFile(filepath.Join(fam.e.vars["QUAK_CONFIG_DIR"], "folders.json"))
+	require.NoError(t, err)
+	assert.Equal(t, string(folders), string(after), "folders.json still says whose the folder is")
+	last, err := folder.At(alice).LastRun()
+	require.NoError(t, err)
+	assert.Equal(t, "alice@example.org", last.Email)
+	refusal, err := folder.At(alice).LastRefusal()
+	require.NoError(t, err)
+	assert.Equal(t, exitUnusableDir, refusal.ExitCode)
+
+	code, _, errOut = fam.e.run("backup", alice)
+	assert.Equal(t, exitOK, code, errOut)
+	code, _, errOut = fam.e.run("backup", "--all")
+	assert.Equal(t, exitOK, code, errOut)
+}

@@ -211,8 +211,8 @@ func newRun(f *folder.Folder, o *Options, start time.Time) *run {
 	return r
 }
 
-// run is the pipeline: sweep what killed runs left, check the account,
-// bring the views in line, find what went missing on disk, then list and
+// run is the pipeline: check the account (a refusal is a run that never
+// started), sweep what killed runs left, bring the views in line, find what went missing on disk, then list and
 // download, prune, and count.
 func (r *run) run(ctx context.Context, st *state.Store) (_ *Summary, err error) {
 	defer func() {
@@ -228,7 +228,11 @@ func (r *run) run(ctx context.Context, st *state.Store) (_ *Summary, err error) 
 		defer func() { _ = st.Close() }()
 	}
 	r.st, r.names = st, newNames(st)
-	for _, step := range []func(context.Context) error{r.sweep, r.checkAccount, r.prepareViews, r.findLosses} {
+	if err := r.checkAccount(ctx); err != nil {
+		return r.tally.summary(), err // refused: nothing written, nothing recorded but the refusal
+	}
+	r.tally.count(func(s *Summary) { s.Started = true })
+	for _, step := range []func(context.Context) error{r.sweep, r.prepareViews, r.findLosses} {
 		if err := step(ctx); err != nil {
 			return r.tally.summary(), err
 		}
@@ -330,9 +334,10 @@ func paceOf(o *Options) *pace.Limiter {
 // full disk.
 var openTemp = func(dir string) (*os.File, error) { return os.CreateTemp(dir, durable.TempPrefix+"*") }
 
-// recordRun writes the folder's record of the run from o.Record.
+// recordRun writes the folder's record of a run that started from
+// o.Record.
 func (r *run) recordRun(runErr error) error {
-	if r.o.Record == nil {
+	if r.o.Record == nil || !r.tally.summary().Started {
 		return nil
 	}
 	rec, ok := r.o.Record(r.tally.summary(), runErr)

@@ -57,8 +57,9 @@ type Event struct {
 // Summary is what a run did. The groups are embedded: s.New is
 // s.Saved.New.
 type Summary struct {
-	// Started is set once the run is past its checks (folder, lock, state):
-	// a run refused before it starts has done nothing worth summarising.
+	// Started is set once the run is past its checks (folder, lock, state,
+	// account): a run refused before it starts has done nothing worth
+	// summarising, and records nothing but its refusal.
 	Started  bool
 	Start    time.Time
 	Duration time.Duration

@@ -20,7 +20,7 @@ type tally struct {
 
 func newTally(events func(Event), start time.Time) *tally {
 	return &tally{events: events, touched: map[int64]bool{},
-		sum: Summary{Started: true, Start: start, Reasons: map[string]int{}}}
+		sum: Summary{Start: start, Reasons: map[string]int{}}}
 }
 
 // emit tells e, unless no one listens.
