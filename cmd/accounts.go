@@ -168,14 +168,17 @@ func forgetFolder(d deps, dir string) error {
 	if err != nil {
 		return err
 	}
-	fs, path, err := loadFolders(d)
+	path, err := foldersPath(d.getenv)
 	if err != nil {
 		return err
 	}
-	if !fs.Forget(abs) {
-		return &usageError{fmt.Errorf("%s: %w", abs, errNotRecorded)}
-	}
-	if err := fs.Save(path); err != nil {
+	err = account.UpdateFolders(path, func(fs *account.Folders) (bool, error) {
+		if !fs.Forget(abs) {
+			return false, &usageError{fmt.Errorf("%s: %w", abs, errNotRecorded)}
+		}
+		return true, nil
+	})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(d.stdout, "Forgot %s; its files stay.\n", abs)

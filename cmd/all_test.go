@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -434,4 +435,32 @@ func TestARefusedRunLeavesTheFoldersRecordsAlone(t *testing.T) {
 	assert.Equal(t, exitOK, code, errOut)
 	code, _, errOut = fam.e.run("backup", "--all")
 	assert.Equal(t, exitOK, code, errOut)
+}
+
+// Issue 31: six `backup --init --account` at once, as a script setting up a
+// family's folders might run them, each register their folder: none is
+// lost from folders.json, and --all then backs up all six.
+func TestFoldersInitialisedAtOnceAreAllRegistered(t *testing.T) {
+	bin := buildQuak(t)
+	fam := newFamily(t, "alice")
+	fam.users["alice"].AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10, Seed: 1})
+	root := t.TempDir()
+	const n = 6
+	cmds := make([]*exec.Cmd, n)
+	for i := range cmds {
+		cmds[i] = exec.Command(bin, "backup", "--init", "--account", "alice@example.org", filepath.Join(root, fmt.Sprint(i)))
+		cmds[i].Env = append(os.Environ(), "QUAK_CONFIG_DIR="+fam.e.vars["QUAK_CONFIG_DIR"])
+		require.NoError(t, cmds[i].Start())
+	}
+	for i, c := range cmds {
+		require.NoError(t, c.Wait(), "run %d", i)
+	}
+	b, err := os.ReadFile(filepath.Join(fam.e.vars["QUAK_CONFIG_DIR"], "folders.json"))
+	require.NoError(t, err)
+	for i := range n {
+		assert.Contains(t, string(b), filepath.Join(root, fmt.Sprint(i)))
+	}
+	code, out, errOut := fam.e.run("backup", "--all", "--json")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, n, strings.Count(out, `"type":"summary"`), "one summary a folder")
 }

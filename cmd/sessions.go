@@ -134,25 +134,24 @@ func registerFolder(d deps, dir string, a *account.Account) error {
 	if err != nil {
 		return err
 	}
-	fs, path, err := loadFolders(d)
+	path, err := foldersPath(d.getenv)
 	if err != nil {
 		return err
 	}
-	if !fs.Set(abs, a.Email, a.Endpoint) {
-		return nil
-	}
-	return fs.Save(path)
+	return account.UpdateFolders(path, func(fs *account.Folders) (bool, error) {
+		return fs.Set(abs, a.Email, a.Endpoint), nil
+	})
 }
 
 // addSession adds a to the session file at path, replacing its earlier
 // session, and returns how many sessions the file now holds.
-func addSession(path string, a *account.Account) (int, error) {
-	ss, err := account.LoadSessions(path)
-	if err != nil {
-		return 0, err
-	}
-	ss.Put(a)
-	return len(ss.List), ss.Save(path)
+func addSession(path string, a *account.Account) (n int, err error) {
+	err = account.UpdateSessions(path, func(ss *account.Sessions) error {
+		ss.Put(a)
+		n = len(ss.List)
+		return nil
+	})
+	return n, err
 }
 
 // loadSessionOf returns the session of email on endpoint ("" for any
@@ -179,12 +178,10 @@ func loadSessionOf(d deps, n *netFlags, email, endpoint string) (*account.Accoun
 // removeSession deletes a's session from the file at path, and the file
 // with the last one.
 func removeSession(path string, a *account.Account) error {
-	ss, err := account.LoadSessions(path)
-	if err != nil {
-		return err
-	}
-	ss.Delete(a.Email, a.Endpoint)
-	return ss.Save(path)
+	return account.UpdateSessions(path, func(ss *account.Sessions) error {
+		ss.Delete(a.Email, a.Endpoint)
+		return nil
+	})
 }
 
 // orEmpty is prefix+s, or "" when s is "".
