@@ -163,7 +163,7 @@ func (j *job) fail(sf *state.File, raw *apiclient.File, a *catalog.Album, title 
 	rec := record(&catalog.Item{FileID: raw.ID, OwnerID: raw.OwnerID}, sf)
 	rec.Status, rec.Error = state.Failed, err.Error()
 	pend(rec, raw)
-	j.tally.failed(folder.Failure{FileID: raw.ID, Album: a.Name, Title: title}, a.ID, err)
+	j.tally.failedFile(folder.Failure{FileID: raw.ID, Album: a.Name, Title: title}, a.ID, err)
 	return rec
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -78,10 +79,12 @@ func (p *placer) workers() int {
 // in other albums. Only errors that stop the run are returned; a failed file
 // comes back as a Failed record.
 func (p *placer) download(ctx context.Context, it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection, named []string) (*state.File, error) {
+	old := p.previous(sf, c, it)
 	failed := func(err error) (*state.File, error) {
 		if err := p.diskError(err); fatal(ctx, err) {
 			return nil, err
 		}
+		p.release(c, named, old) // a name this try took is free for the next
 		return p.fail(sf, it.Raw, a, it.Meta.Title, err), nil
 	}
 	if _, err := p.albumDir(c); err != nil {
@@ -100,7 +103,6 @@ func (p *placer) download(ctx context.Context, it *catalog.Item, sf *state.File,
 		return failed(err)
 	}
 	rec := record(it, sf)
-	old := p.previous(sf, c, it)
 	names, mismatch, err := p.place(got, it, rec, c, old, named)
 	if err != nil {
 		return failed(err)
@@ -119,6 +121,7 @@ func (p *placer) tellSaved(it *catalog.Item, a *catalog.Album, c *state.Collecti
 	p.mu.Lock()
 	restored := p.restoring[it.FileID]
 	p.mu.Unlock()
+	p.tally.forgive(it.FileID)
 	p.tally.did(it.FileID, func(s *Summary) {
 		if restored {
 			s.LocalRestored++
@@ -355,6 +358,18 @@ func (p *placer) dropOld(c *state.Collection, old *state.Entry, fileID int64, ke
 		p.removeMeta(filepath.Join(dir, ".meta", old.Name+".json"), fileID)
 	}
 	return own
+}
+
+// release frees the names a failed download had taken in c's folder, but
+// those of the copy it was to replace.
+func (p *placer) release(c *state.Collection, named []string, old *state.Entry) {
+	p.names.inAlbum(c.ID, func(n *layout.Namer) {
+		for _, name := range named {
+			if old == nil || !slices.Contains(old.Parts, name) {
+				n.Release(name)
+			}
+		}
+	})
 }
 
 // expect notes the hash of a file about to be downloaded, so that a copy

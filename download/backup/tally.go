@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -13,13 +14,16 @@ import (
 type tally struct {
 	events  func(Event)
 	emitMu  sync.Mutex
-	mu      sync.Mutex // guards sum and touched
+	mu      sync.Mutex // guards everything below
 	sum     Summary
 	touched map[int64]bool // files this run saved, linked, updated or failed
+	// superseded are the failures of each file that a later save of it in
+	// the same run makes moot (a retry of a stale entry, say).
+	superseded map[int64][]folder.Failure
 }
 
 func newTally(events func(Event), start time.Time) *tally {
-	return &tally{events: events, touched: map[int64]bool{},
+	return &tally{events: events, touched: map[int64]bool{}, superseded: map[int64][]folder.Failure{},
 		sum: Summary{Start: start, Reasons: map[string]int{}}}
 }
 
@@ -58,6 +62,33 @@ func (t *tally) failed(f folder.Failure, cid int64, err error) {
 		s.Reasons[f.Reason]++
 	})
 	t.emit(Event{Kind: FileFailed, Album: f.Album, Title: f.Title, FileID: f.FileID, CollectionID: cid, Err: err})
+}
+
+// failedFile counts a file the run could not save, as failed: a later
+// save of the same file in this run forgives it (forgive).
+func (t *tally) failedFile(f folder.Failure, cid int64, err error) {
+	f.Reason, f.Error = Reason(err), err.Error()
+	t.mu.Lock()
+	t.superseded[f.FileID] = append(t.superseded[f.FileID], f)
+	t.mu.Unlock()
+	t.failed(f, cid, err)
+}
+
+// forgive takes back the failures of file id that failedFile counted: the
+// file is saved now.
+func (t *tally) forgive(id int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, f := range t.superseded[id] {
+		if i := slices.Index(t.sum.Failures, f); i >= 0 {
+			t.sum.Failures = slices.Delete(t.sum.Failures, i, i+1)
+			t.sum.Failed--
+			if t.sum.Reasons[f.Reason]--; t.sum.Reasons[f.Reason] == 0 {
+				delete(t.sum.Reasons, f.Reason)
+			}
+		}
+	}
+	delete(t.superseded, id)
 }
 
 // wasTouched reports whether the run touched file id.
