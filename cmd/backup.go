@@ -140,7 +140,7 @@ stops the others, and one health-check ping covers the whole run.
 	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
 	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); visible in ps: prefer $QUAK_HEALTHCHECK_URL or --healthcheck-url-file")
-	f.StringVar(&o.healthFile, "healthcheck-url-file", "", "read the health-check URL from this file, not readable by everyone (default $QUAK_HEALTHCHECK_URL_FILE)")
+	f.StringVar(&o.healthFile, "healthcheck-url-file", "", "read the health-check URL from this file, readable by you alone (default $QUAK_HEALTHCHECK_URL_FILE)")
 	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
 	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")

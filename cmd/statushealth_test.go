@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -56,6 +57,30 @@ func TestStatusNeverHealthyAfterALesserRun(t *testing.T) {
 		require.Equal(t, exitOK, first(e.run("backup", dir)))
 		code, lines = statusOf(t, e, dir)
 		assert.Equal(t, exitOK, code, "a later run that succeeds clears it: %s", lines)
+	})
+	t.Run("refused: the thumbnail helper reads the folder", func(t *testing.T) {
+		e, _, _, dir := setup(t)
+		st, err := folder.At(dir).OpenStateReadOnly() // as --from DIR holds it
+		require.NoError(t, err)
+		code, _, errOut := e.run("backup", dir)
+		require.NoError(t, st.Close())
+		assert.Equal(t, exitLocked, code, "the lock's code, not a fatal error: %s", errOut)
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitPartial, code)
+		assert.Contains(t, lines, "was refused before it started (exit code 4)")
+	})
+	t.Run("a record that contradicts itself", func(t *testing.T) {
+		e, _, _, dir := setup(t)
+		f := folder.At(dir)
+		last, err := f.LastRun()
+		require.NoError(t, err)
+		last.ExitCode = exitPartial // outcome still "ok"
+		b, err := json.Marshal(last)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(f.LastRunPath(), b, 0o644))
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitPartial, code, lines)
+		assert.Contains(t, lines, "contradicts itself")
 	})
 	t.Run("refused: session too open", func(t *testing.T) {
 		e, _, _, dir := setup(t)

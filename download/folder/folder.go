@@ -124,7 +124,15 @@ func (f *Folder) Lock() (unlock func(), err error) {
 }
 
 // OpenState opens the state database for a run that holds the lock.
-func (f *Folder) OpenState() (*state.Store, error) { return state.Open(f.path(stateFile)) }
+// Errors: ErrLocked while another process reads it (the thumbnail
+// helper's --from).
+func (f *Folder) OpenState() (*state.Store, error) {
+	st, err := state.Open(f.path(stateFile))
+	if errors.Is(err, state.ErrBusy) {
+		return nil, ErrLocked
+	}
+	return st, err
+}
 
 // OpenStateReadOnly opens the state database to read it beside no writer:
 // os.ErrNotExist when there is none, ErrLocked while a run writes it.
