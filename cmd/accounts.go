@@ -25,8 +25,8 @@ func newAccountsCmd(d deps) *cobra.Command {
 		Use:   "accounts",
 		Short: "List the logged-in accounts, their backup folders and sessions",
 		Long: `List every account logged in here (quak login adds one), each with its
-server, the backup folders recorded for it (quak backup --init --account
-EMAIL DIR records one; backup, status and verify --all run on them) and
+server, the backup folders recorded for it (every folder quak backup backs
+up is recorded; backup, status and verify --all run on them) and
 whether the server still accepts its session (one request per account;
 --offline skips it). Folders recorded for an account that is no longer
 logged in are listed too: --all reports them as not logged in until you log

@@ -245,6 +245,12 @@ func TestBackupPicksTheFoldersAccount(t *testing.T) {
 	require.NoError(t, st.Close())
 	require.Equal(t, exitOK, code, "%s%s", out, errOut)
 	assert.Contains(t, out, "Session:       valid")
+	// The backup recorded the folder again: --all takes it; forgotten
+	// once more, --all has nothing to do.
+	code, _, errOut = e.run("backup", "--all")
+	require.Equal(t, exitOK, code, errOut)
+	code, _, errOut = e.run("accounts", "--forget", fam.dirs["carol"])
+	require.Equal(t, exitOK, code, errOut)
 	code, _, errOut = e.run("backup", "--all")
 	require.Equal(t, exitUsage, code, "nothing recorded any more")
 	assert.Contains(t, errOut, "--init --account")
@@ -463,4 +469,52 @@ func TestFoldersInitialisedAtOnceAreAllRegistered(t *testing.T) {
 	code, out, errOut := fam.e.run("backup", "--all", "--json")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, n, strings.Count(out, `"type":"summary"`), "one summary a folder")
+}
+
+// Issue 31: a first backup into the folder that holds a family's backups,
+// or into one's album folder (a dry run too), is refused with exit 5,
+// naming what is there, and makes nothing; --allow-nested insists.
+func TestABackupInsideOrAboveAnotherIsRefused(t *testing.T) {
+	fam := newFamily(t, "alice", "carol")
+	for _, n := range []string{"alice", "carol"} {
+		fam.users[n].AddAlbum("A").AddFile(enteapitest.FileSpec{Title: n + ".jpg", Size: 10, Seed: 1})
+		fam.record(t, n)
+	}
+	photos := filepath.Dir(fam.dirs["alice"])
+	code, _, errOut := fam.e.run("backup", "--account", "alice@example.org", photos)
+	assert.Equal(t, exitUnusableDir, code, errOut)
+	assert.Contains(t, errOut, "holds other backups ("+fam.dirs["alice"]+", "+fam.dirs["carol"]+")")
+	assert.Contains(t, errOut, "quak: hint: give one of them as DIR, or pass --allow-nested")
+	assert.NoDirExists(t, filepath.Join(photos, folder.StateDir), "nothing made in a folder refused")
+
+	album := filepath.Join(fam.dirs["alice"], "A")
+	code, _, errOut = fam.e.run("backup", "--dry-run", "--account", "alice@example.org", album)
+	assert.Equal(t, exitUnusableDir, code, errOut)
+	assert.Contains(t, errOut, "is inside the backup "+fam.dirs["alice"])
+	assert.Equal(t, 1, strings.Count(errOut, "quak: hint:"), errOut)
+
+	code, _, errOut = fam.e.run("backup", "--allow-nested", "--account", "alice@example.org", photos)
+	assert.Equal(t, exitOK, code, errOut)
+	code, _, errOut = fam.e.run("backup", "--account", "alice@example.org", photos)
+	assert.Equal(t, exitOK, code, "a nested backup made on purpose is what it is: %s", errOut)
+}
+
+// Issue 31: a folder backed up without --init or --account (one account
+// logged in then) is recorded as the account's, so the nightly --all takes
+// it once a second account is added.
+func TestEveryBackedUpFolderIsRecordedForAll(t *testing.T) {
+	fam := newFamily(t, "alice")
+	fam.users["alice"].AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10, Seed: 1})
+	dir := t.TempDir()
+	code, _, errOut := fam.e.run("backup", dir)
+	require.Equal(t, exitOK, code, errOut)
+	fam.users["bob"] = fam.s.AddUser("bob@example.org", "bob password", enteapitest.UserOptions{})
+	fam.dirs["bob"] = filepath.Join(t.TempDir(), "bob")
+	fam.login(t, "bob")
+	fam.users["bob"].AddAlbum("B").AddFile(enteapitest.FileSpec{Title: "b.jpg", Size: 10, Seed: 2})
+	fam.record(t, "bob")
+	code, out, errOut := fam.e.run("backup", "--all", "--json")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, dir, "alice's folder is in the nightly run")
+	assert.Equal(t, 2, strings.Count(out, `"type":"summary"`))
 }

@@ -31,6 +31,7 @@ type backupOpts struct {
 	verify      bool
 	init        bool
 	noSpace     bool
+	nested      bool
 	prune       bool
 	maxDelete   int
 	dryRun      bool
@@ -111,11 +112,16 @@ run resumes), and a second run on the same DIR waits for nothing: it exits 4.
 Every run that starts records its summary in DIR/.quak/last-run.json, which
 quak status reads.
 
-With several accounts logged in, --account EMAIL says whose backup DIR is,
-and DIR remembers it (with --init or --account), so later runs need not say
-it. --all backs up every folder recorded that way, one after another, each
-with its account's session and its own lock: one folder's failure never
-stops the others, and one health-check ping covers the whole run.
+With several accounts logged in, --account EMAIL says whose backup DIR is.
+Every folder a run backs up is recorded as its account's, so later runs
+need not say it, and --all backs up every folder recorded, one after
+another, each with its account's session and its own lock: one folder's
+failure never stops the others, and one health-check ping covers the whole
+run.
+
+A first backup into a folder inside another backup (an album folder), or
+into one that holds other backups up to three folders down, is refused
+(exit 5), naming them: --allow-nested insists.
 
 ` + exitHelp(map[int]string{
 			exitOK:          "everything saved",
@@ -144,6 +150,7 @@ stops the others, and one health-check ping covers the whole run.
 	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
 	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")
+	f.BoolVar(&o.nested, "allow-nested", false, "let a first backup go into a folder inside another backup, or above one")
 	f.BoolVar(&o.dryRun, "dry-run", false, "say everything this run would do, writing nothing (no file, no state, no lock; exits 4 while a backup runs)")
 	f.BoolVar(&o.metaOnly, "metadata-only", false, "refresh sidecars, album files, names and mtimes from a full listing; download nothing")
 	f.Int64Var(&o.resumeAbove, "resume-above", backup.DefaultResumeAbove, "bytes: larger downloads keep a resume point every this many bytes, for the next run (-1: never)")
@@ -261,7 +268,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		Transfer: backup.Transfer{Policy: p, Concurrency: o.concurrency, ResumeAbove: o.resumeAbove,
 			BandwidthLimit: o.bwlimit.sched, Streams: o.streams},
 		Scope: backup.Scope{Filter: filters, Init: o.init, DryRun: o.dryRun, MetadataOnly: o.metaOnly, Redownload: redo,
-			FreeSpace: spaceCheck(d, o.noSpace)},
+			FreeSpace: spaceCheck(d, o.noSpace), AllowNested: o.nested},
 		Pruning:  backup.Pruning{Prune: o.prune, MaxDelete: o.maxDelete, Now: d.now},
 		Events:   pr.event,
 		FileMode: 0o666 &^ d.umask,
@@ -273,7 +280,9 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 			return runRecord(a, s, err, code, o.metaOnly), code == exitOK && !o.metaOnly && s.PruneRefused == ""
 		},
 	})
-	if sum != nil && sum.Started && !o.dryRun && (o.multi.account != "" || o.init) {
+	// Every folder an account backs up is recorded as its, for --all and
+	// for runs that do not say whose it is.
+	if sum != nil && sum.Started && !o.dryRun {
 		if err := registerFolder(d, dir, a); err != nil {
 			pr.warn("could not record the folder's account in the config: " + err.Error())
 		}

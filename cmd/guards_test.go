@@ -29,6 +29,11 @@ func TestStatusRefusesAnotherAccountsSession(t *testing.T) {
 	if code, _, errOut := e.run("logout", "--account", u.Email); code != 0 {
 		t.Fatal(errOut)
 	}
+	// Recorded as u's, the folder would be checked with u's session (not
+	// logged in); unrecorded, the only session there is is the other's.
+	if code, _, errOut := e.run("accounts", "--forget", dir); code != 0 {
+		t.Fatal(errOut)
+	}
 	code, out, _ := e.run("status", dir)
 	if code != 3 || !strings.Contains(out, "logged in as other@example.org, but this is the backup of "+u.Email) {
 		t.Fatalf("code %d, %q", code, out)

@@ -114,7 +114,7 @@ func TestStatusWithoutAFolderSaysHowToNameOne(t *testing.T) {
 	code, _, errOut := newEnv(t).run("status")
 	assert.Equal(t, exitUsage, code)
 	assert.Equal(t, "quak: error: no backup folder given\n"+
-		"quak: hint: run `quak status DIR`, or `quak status --all` for every folder quak backup --init recorded\n", errOut)
+		"quak: hint: run `quak status DIR`, or `quak status --all` for every folder quak backup recorded\n", errOut)
 }
 
 // A folder that is not there is named as such before anything about

@@ -229,6 +229,7 @@ func exitCodeFor(err error) int {
 	var pe *partialError
 	var qe *problemsError
 	var de *folder.DirError
+	var ne *folder.NestedError
 	var ur *backup.UnreachableError
 	var nm *filter.NoMatchError
 	var su *thumbnails.StoreUnavailableError
@@ -241,7 +242,7 @@ func exitCodeFor(err error) int {
 		return exitPartial
 	case errors.Is(err, folder.ErrLocked), errors.Is(err, thumbnails.ErrBackupBusy):
 		return exitLocked
-	case errors.As(err, &de):
+	case errors.As(err, &de), errors.As(err, &ne):
 		return exitUnusableDir
 	case errors.As(err, &ue), errors.As(err, &me), errors.As(err, &nm):
 		return exitUsage
@@ -269,6 +270,7 @@ func hintFor(err error, code int, command string) string {
 	var amb *account.AmbiguousError
 	var nm *filter.NoMatchError
 	var fe *foldersError
+	var ne *folder.NestedError
 	switch {
 	case errors.As(err, &fe):
 		return "" // each folder's error came with its own hint
@@ -280,7 +282,7 @@ func hintFor(err error, code int, command string) string {
 		}
 		return "did you mean " + strings.Join(me.near, " or ") + "?"
 	case errors.Is(err, errNoFolderArg):
-		return "run `" + command + " DIR`, or `" + command + " --all` for every folder quak backup --init recorded"
+		return "run `" + command + " DIR`, or `" + command + " --all` for every folder quak backup recorded"
 	case errors.Is(err, errSeveralAccounts):
 		return "say which with --account EMAIL; `quak accounts` lists them"
 	case errors.As(err, &amb):
@@ -291,6 +293,10 @@ func hintFor(err error, code int, command string) string {
 		return "`quak accounts` lists the folders recorded"
 	case errors.As(err, &nm):
 		return "" // it names the nearest albums
+	case errors.As(err, &ne) && ne.Inside != "":
+		return "back up " + ne.Inside + " itself, or pass --allow-nested to keep a separate backup in this folder"
+	case errors.As(err, &ne):
+		return "give one of them as DIR, or pass --allow-nested to keep a backup here as well"
 	case code == exitUsage:
 		return "run `" + command + " --help`"
 	case code == exitLogin:

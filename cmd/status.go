@@ -37,8 +37,7 @@ so it works while a backup runs.
 
 A monitor runs it and alerts on the exit code. When several problems apply,
 the first in the order 5, 3, 6, 2 is the code. --all reports on every folder
-recorded with quak backup --account, each checked with its own account's
-session.
+recorded by quak backup, each checked with its own account's session.
 
 ` + exitHelp(map[int]string{
 			exitOK: "healthy",

@@ -36,8 +36,7 @@ files first) and remembers when each was checked, so a nightly run covers
 the whole backup every ten days. It needs no network and no login, and
 reads with a fixed 1 MiB buffer whatever the file sizes.
 
---all verifies every folder recorded with quak backup --account, one after
-another.
+--all verifies every folder recorded by quak backup, one after another.
 
 ` + exitHelp(map[int]string{
 			exitOK:          "everything checked is as it was written",

@@ -102,6 +102,9 @@ type Scope struct {
 	// DryRun decides and reports everything a real run would, writing
 	// nothing in Dir: no file, no state change, no lock.
 	DryRun bool
+	// AllowNested lets a first backup go into a folder inside another
+	// backup or above one (refused otherwise: folder.NestedError).
+	AllowNested bool
 	// MetadataOnly refreshes every sidecar, album file, name and mtime from
 	// a full listing, downloading nothing and leaving cursors where they are.
 	MetadataOnly bool
@@ -146,7 +149,7 @@ type run struct {
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	start := time.Now()
 	o.defaults()
-	f, err := folder.Prepare(o.Dir, o.Init, o.DryRun)
+	f, err := folder.Prepare(o.Dir, folder.Use{Init: o.Init, DryRun: o.DryRun, AllowNested: o.AllowNested})
 	if err != nil {
 		return &Summary{}, err
 	}

@@ -20,7 +20,7 @@ import (
 
 func TestLockKeepsRunsApart(t *testing.T) {
 	e := newEnv(t)
-	f, err := folder.Prepare(e.dir, false, false)
+	f, err := folder.Prepare(e.dir, folder.Use{})
 	require.NoError(t, err)
 	unlock, err := f.Lock()
 	require.NoError(t, err)
