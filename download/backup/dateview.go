@@ -1,7 +1,6 @@
 package backup
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -321,14 +320,4 @@ func sameFile(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
-}
-
-// sameBytes compares two small files (sidecars) byte for byte.
-func sameBytes(a, b string) bool {
-	x, err := os.ReadFile(a)
-	if err != nil {
-		return false
-	}
-	y, err := os.ReadFile(b)
-	return err == nil && bytes.Equal(x, y)
 }
