@@ -18,7 +18,7 @@ func (l *lister) recordAlbum(a *catalog.Album) (*state.Collection, error) {
 	switch {
 	case c == nil:
 		return l.newCollection(a)
-	case c.Name != a.Name || c.Deleted:
+	case c.Name != a.Name || c.Deleted || hiddenFolder(c):
 		if c.Deleted {
 			// It came back (shared again, say): its cursor is past files a
 			// prune took away, so it is listed from scratch.
@@ -28,6 +28,9 @@ func (l *lister) recordAlbum(a *catalog.Album) (*state.Collection, error) {
 		return c, l.renameAlbum(c, a)
 	case c.Visibility != a.Visibility:
 		c.Visibility = a.Visibility
+		if err := l.writeAlbumMeta(c); err != nil {
+			return nil, err
+		}
 		return c, l.commit(nil, c)
 	}
 	return c, nil
@@ -50,7 +53,7 @@ func (l *lister) albumGone(c *state.Collection) error {
 // newCollection picks the album's folder: an existing `ente export` folder
 // of the same album is adopted, any other existing folder is left alone.
 func (l *lister) newCollection(a *catalog.Album) (*state.Collection, error) {
-	want := layout.Sanitize(a.Name, fmt.Sprintf("Album %d", a.ID))
+	want := layout.SanitizeFolder(a.Name, fmt.Sprintf("Album %d", a.ID))
 	var name string
 	l.names.top(l.colls, func(n *layout.Namer) {
 		name = n.UniqueFree(want, func(name string) bool {
@@ -69,13 +72,17 @@ func (l *lister) newCollection(a *catalog.Album) (*state.Collection, error) {
 	return c, l.commit(nil, c)
 }
 
+// hiddenFolder reports an album folder an older quak named with a leading
+// dot, which file managers hide: it moves to a visible name.
+func hiddenFolder(c *state.Collection) bool { return strings.HasPrefix(c.Folder, ".") }
+
 // renameAlbum moves the album's folder to its new name.
 func (l *lister) renameAlbum(c *state.Collection, a *catalog.Album) error {
 	c.Deleted = false
-	if c.Name == a.Name {
+	if c.Name == a.Name && !hiddenFolder(c) {
 		return l.commit(l.views.albumFiles(c), c)
 	}
-	want := layout.Sanitize(a.Name, fmt.Sprintf("Album %d", a.ID))
+	want := layout.SanitizeFolder(a.Name, fmt.Sprintf("Album %d", a.ID))
 	var name string
 	l.names.top(l.colls, func(n *layout.Namer) {
 		n.Release(c.Folder)

@@ -105,6 +105,20 @@ type albumMeta struct {
 	AlbumName       string  `json:"albumName"`
 	IsDeleted       bool    `json:"isDeleted"`
 	AccountOwnerIDs []int64 `json:"accountOwnerIDs"`
+	// Visibility is quak's addition: "archived" or "hidden" for an album
+	// so in Ente's apps, absent for a visible one.
+	Visibility string `json:"visibility,omitempty"`
+}
+
+// visibilityName is how album_meta.json says an album's visibility.
+func visibilityName(v int) string {
+	switch v {
+	case 1:
+		return "archived"
+	case 2:
+		return "hidden"
+	}
+	return ""
 }
 
 // writeJSON writes v, indented, to path atomically (a sidecar or
@@ -185,7 +199,7 @@ func (v *viewer) enteSidecar(f *state.File, c *state.Collection, e *state.Entry)
 // albumMetaOf is album c's album_meta.json.
 func (j *job) albumMetaOf(c *state.Collection) albumMeta {
 	return albumMeta{ID: c.ID, OwnerID: c.OwnerID, AlbumName: c.Name, IsDeleted: c.Deleted,
-		AccountOwnerIDs: []int64{j.o.Keys.UserID}}
+		AccountOwnerIDs: []int64{j.o.Keys.UserID}, Visibility: visibilityName(c.Visibility)}
 }
 
 // writeAlbumMeta writes album c's album_meta.json.
