@@ -166,12 +166,9 @@ func TestBackupHelpListsExitCodes(t *testing.T) {
 // holdLock takes DIR's lock as another quak run would.
 func holdLock(t *testing.T, dir string) func() {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(dir, folder.StateDir, "lock"), os.O_RDWR, 0)
+	unlock, err := folder.At(dir).Lock()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := flock(f); err != nil {
-		t.Fatal(err)
-	}
-	return func() { _ = f.Close() }
+	return unlock
 }
