@@ -155,19 +155,7 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	if o.json {
 		human = d.stderr
 	}
-	url, err := healthURL(d, o)
-	if err != nil {
-		return err
-	}
-	if o.dryRun {
-		url = ""
-	}
-	var mu sync.Mutex
-	ping, err := newPinger(d, url, func(msg string) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintln(d.stderr, "quak: "+msg)
-	})
+	ping, err := allPinger(d, o)
 	if err != nil {
 		return err
 	}
@@ -188,22 +176,8 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	})
 	total.Duration = time.Since(start)
 	code, err := worstOf(ctx, runs)
-	lines := make([]string, 0, len(runs)+1)
-	for _, r := range runs {
-		what := "refused before it started: " + errText1(r.err)
-		if s := sums[r.folder.Dir]; s != nil {
-			what = summaryLine(s)
-		}
-		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", r.folder.Email, r.folder.Dir, r.code, what))
-	}
-	// A folder refused before it started adds no counts: with none
-	// started, zero counts would read like an empty success.
-	counts := "every one was refused before it started"
-	if total.Started {
-		counts = summaryLine(total)
-	}
-	totalLine := fmt.Sprintf("%sTotal for %d of %d folders: %s; exit code %d", outcomeFirst(code), len(runs), len(folders), counts, code)
-	lines = append(lines, totalLine)
+	lines := allLines(runs, sums, total, len(folders), code)
+	totalLine := lines[len(lines)-1]
 	fmt.Fprintln(human, "== every account")
 	lf, lerr := openLogFile(d, d.g.logFile)
 	for _, l := range lines {
@@ -274,34 +248,52 @@ func errText1(err error) string {
 	return err.Error()
 }
 
-// runStatusAll reports on every registered folder.
-func runStatusAll(ctx context.Context, d deps, o *statusOpts) error {
-	folders, err := o.multi.folders(d)
-	if err != nil {
-		return err
+// allPinger is the one pinger of a --all run (none for a dry run).
+func allPinger(d deps, o *backupOpts) (*pinger, error) {
+	url, err := healthURL(d, o)
+	if err != nil || o.dryRun {
+		return nil, err
 	}
-	human := d.stdout
-	if o.json {
-		human = d.stderr
-	}
-	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f account.Folder) error {
-		return runStatus(ctx, fd, o, f.Dir)
+	var mu sync.Mutex
+	return newPinger(d, url, func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(d.stderr, "quak: "+msg)
 	})
-	return endAll(ctx, human, runs, len(folders))
 }
 
-// runVerifyAll verifies every registered folder.
-func runVerifyAll(ctx context.Context, d deps, o *verifyOpts) error {
-	folders, err := o.multi.folders(d)
+// allLines are --all's closing lines: one per folder, then the total.
+func allLines(runs []folderRun, sums map[string]*backup.Summary, total *backup.Summary, folders, code int) []string {
+	lines := make([]string, 0, len(runs)+1)
+	for _, r := range runs {
+		what := "refused before it started: " + errText1(r.err)
+		if s := sums[r.folder.Dir]; s != nil {
+			what = summaryLine(s)
+		}
+		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", r.folder.Email, r.folder.Dir, r.code, what))
+	}
+	// A folder refused before it started adds no counts: with none
+	// started, zero counts would read like an empty success.
+	counts := "every one was refused before it started"
+	if total.Started {
+		counts = summaryLine(total)
+	}
+	return append(lines, fmt.Sprintf("%sTotal for %d of %d folders: %s; exit code %d", outcomeFirst(code), len(runs), folders, counts, code))
+}
+
+// runOnAll runs a per-folder command (status, verify) on every registered
+// folder, each with its own account, and ends with the worst code.
+func runOnAll(ctx context.Context, d deps, multi *multiFlags, jsonOut bool, each func(d deps, dir string) error) error {
+	folders, err := multi.folders(d)
 	if err != nil {
 		return err
 	}
 	human := d.stdout
-	if o.json {
+	if jsonOut {
 		human = d.stderr
 	}
-	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f account.Folder) error {
-		return runVerify(ctx, fd, o, f.Dir)
+	runs := forEachFolder(ctx, d, folders, jsonOut, human, func(fd deps, f account.Folder) error {
+		return each(fd, f.Dir)
 	})
 	return endAll(ctx, human, runs, len(folders))
 }

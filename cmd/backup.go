@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/backup"
@@ -141,7 +142,66 @@ into one that holds other backups up to three folders down, is refused
 			return runBackup(c.Context(), d, o, args[0])
 		},
 	}
-	f := c.Flags()
+	o.register(c.Flags())
+	return c
+}
+
+func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
+	if err := o.check(); err != nil {
+		return err
+	}
+	now := time.Now
+	if d.now != nil {
+		now = d.now
+	}
+	filters, err := o.filters.set(now())
+	if err != nil {
+		return err
+	}
+	views, err := o.views.views(d, o.fs, dir)
+	if err != nil {
+		return err
+	}
+	out, err := startOutput(ctx, d, o)
+	if err != nil {
+		return err
+	}
+	var sum *backup.Summary
+	defer func() { out.finish(ctx, d, o, dir, sum, err) }()
+	if !o.init {
+		if err := needFolder(dir, "is the disk mounted? quak backup --init creates it"); err != nil {
+			return err
+		}
+	}
+	a, c, err := loadSessionFor(d, &o.net, dir, o.multi.account)
+	if err != nil {
+		return err
+	}
+	redo, err := verifyFirst(ctx, d, o, dir, out.pr)
+	if err != nil {
+		return err
+	}
+	bo := backupOptions(d, o, dir, a, c, out.pr)
+	bo.Filter, bo.Views, bo.Redownload = filters, views, redo
+	sum, err = backup.Run(ctx, bo)
+	// Every folder an account backs up is recorded as its, for --all and
+	// for runs that do not say whose it is.
+	if sum != nil && sum.Started && !o.dryRun {
+		if err := registerFolder(d, dir, a); err != nil {
+			out.pr.warn("could not record the folder's account in the config: " + err.Error())
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if n := sum.Failed + sum.AlbumsFailed; n > 0 {
+		return &partialError{files: sum.Failed, albums: sum.AlbumsFailed}
+	}
+	return nil
+}
+
+// register adds backup's flags to f.
+func (o *backupOpts) register(f *pflag.FlagSet) {
 	f.IntVar(&o.concurrency, "concurrency", 0, "files to download at once (default 0: found from the link, up to 32)")
 	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
@@ -162,10 +222,10 @@ into one that holds other backups up to three folders down, is refused
 	o.views.register(f)
 	o.net.register(f)
 	o.multi.register(f, "back up")
-	return c
 }
 
-func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
+// check refuses flags out of their range, and a dry run that would write.
+func (o *backupOpts) check() error {
 	if err := firstError(atLeast("concurrency", o.concurrency, 0), atLeast("attempts", o.attempts, 1),
 		atLeast("max-delete", o.maxDelete, 1), inRange("streams", o.streams, 1, maxStreams)); err != nil {
 		return err
@@ -173,127 +233,112 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	if o.dryRun && (o.verify || o.init) {
 		return &usageError{fmt.Errorf("--dry-run writes nothing, so it cannot --verify (which records what it checked) or --init")}
 	}
-	now := time.Now
-	if d.now != nil {
-		now = d.now
-	}
-	filters, err := o.filters.set(now())
-	if err != nil {
-		return err
-	}
-	views, err := o.views.views(d, o.fs, dir)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// runOutput is where a backup run speaks: the printer (and JSON lines),
+// the log file and the health-check pings.
+type runOutput struct {
+	pr   *printer
+	lf   *logFile
+	ping *pinger
+}
+
+// startOutput opens the run's outputs and pings its start.
+func startOutput(ctx context.Context, d deps, o *backupOpts) (*runOutput, error) {
 	var jl *jsonLines
 	if o.json {
 		jl = newJSONLines(d)
 	}
 	lf, err := openLogFile(d, d.g.logFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() { _ = lf.close() }()
 	pr := newPrinter(d, jl, lf)
 	pr.dryRun = o.dryRun
 	url, err := healthURL(d, o)
-	if err != nil {
-		return err
-	}
-	if o.dryRun {
+	if err == nil && o.dryRun {
 		url = "" // a preview is not a backup: no ping
 	}
-	ping, err := newPinger(d, url, pr.warn)
+	var ping *pinger
+	if err == nil {
+		ping, err = newPinger(d, url, pr.warn)
+	}
 	if err != nil {
-		return err
+		_ = lf.close()
+		return nil, err
 	}
 	ping.start(ctx)
-	var sum *backup.Summary
-	defer func() {
-		// Whatever happened, a started run and every refusal end with one
-		// summary and one ping.
-		code := runExitCode(sum, err)
-		pr.finish(sum, code, err)
-		if err != nil {
-			lf.line("quak: error: " + err.Error())
-		}
-		var line string
-		switch {
-		case sum != nil && sum.Started:
-			line = outcomeFirst(code) + summaryLine(sum)
-			if err != nil {
-				line += "\nerror: " + fmt.Sprint(errText(err))
-			}
-		case err != nil:
-			line = "REFUSED before it started: " + fmt.Sprint(errText(err))
-			if !o.dryRun {
-				recordRefusal(d, dir, code, err)
-			}
-		}
-		ping.finish(ctx, code, line)
-		if o.multi.done != nil {
-			o.multi.done(sum, code)
-		}
-	}()
+	return &runOutput{pr: pr, lf: lf, ping: ping}, nil
+}
 
-	if !o.init {
-		if err := needFolder(dir, "is the disk mounted? quak backup --init creates it"); err != nil {
-			return err
-		}
-	}
-	a, c, err := loadSessionFor(d, &o.net, dir, o.multi.account)
+// finish ends every run, started or refused, with one summary and one
+// ping, and records a refusal in DIR.
+func (out *runOutput) finish(ctx context.Context, d deps, o *backupOpts, dir string, sum *backup.Summary, err error) {
+	defer func() { _ = out.lf.close() }()
+	code := runExitCode(sum, err)
+	out.pr.finish(sum, code, err)
 	if err != nil {
-		return err
+		out.lf.line("quak: error: " + err.Error())
 	}
-	p := retryPolicy(d, o.attempts)
-	var redo []int64
-	if o.verify {
-		vs, err := verify.Run(ctx, verify.Options{Dir: dir, Now: d.now, Events: func(v verify.Problem) {
-			pr.warn(fmt.Sprintf("verify: %s: %s", v.Kind, v.Path))
-		}})
-		var de *folder.DirError
-		switch {
-		case errors.As(err, &de) && de.Err != nil && errors.Is(de.Err, os.ErrNotExist) && dirExists(dir):
-			// A folder with no backup yet: nothing to verify.
-		case err != nil:
-			return fmt.Errorf("verifying before the backup: %w", err)
-		default:
-			redo = vs.Redownload
+	var line string
+	switch {
+	case sum != nil && sum.Started:
+		line = outcomeFirst(code) + summaryLine(sum)
+		if err != nil {
+			line += "\nerror: " + fmt.Sprint(errText(err))
+		}
+	case err != nil:
+		line = "REFUSED before it started: " + fmt.Sprint(errText(err))
+		if !o.dryRun {
+			recordRefusal(d, dir, code, err)
 		}
 	}
-	sum, err = backup.Run(ctx, backup.Options{
+	out.ping.finish(ctx, code, line)
+	if o.multi.done != nil {
+		o.multi.done(sum, code)
+	}
+}
+
+// verifyFirst runs quak verify before the backup (--verify) and returns
+// the files to download again.
+func verifyFirst(ctx context.Context, d deps, o *backupOpts, dir string, pr *printer) ([]int64, error) {
+	if !o.verify {
+		return nil, nil
+	}
+	vs, err := verify.Run(ctx, verify.Options{Dir: dir, Now: d.now, Events: func(v verify.Problem) {
+		pr.warn(fmt.Sprintf("verify: %s: %s", v.Kind, v.Path))
+	}})
+	var de *folder.DirError
+	switch {
+	case errors.As(err, &de) && de.Err != nil && errors.Is(de.Err, os.ErrNotExist) && dirExists(dir):
+		return nil, nil // a folder with no backup yet: nothing to verify
+	case err != nil:
+		return nil, fmt.Errorf("verifying before the backup: %w", err)
+	}
+	return vs.Redownload, nil
+}
+
+// backupOptions are the backup's options from the flags and the session.
+func backupOptions(d deps, o *backupOpts, dir string, a *account.Account, c *apiclient.Client, pr *printer) backup.Options {
+	return backup.Options{
 		Dir: dir,
 		Source: backup.Source{Client: c, Email: a.Email, Endpoint: a.Endpoint,
 			Keys: catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey}},
-		Transfer: backup.Transfer{Policy: p, Concurrency: o.concurrency, ResumeAbove: o.resumeAbove,
+		Transfer: backup.Transfer{Policy: retryPolicy(d, o.attempts), Concurrency: o.concurrency, ResumeAbove: o.resumeAbove,
 			BandwidthLimit: o.bwlimit.sched, Streams: o.streams},
-		Scope: backup.Scope{Filter: filters, Init: o.init, DryRun: o.dryRun, MetadataOnly: o.metaOnly, Redownload: redo,
+		Scope: backup.Scope{Init: o.init, DryRun: o.dryRun, MetadataOnly: o.metaOnly,
 			FreeSpace: spaceCheck(d, o.noSpace), AllowNested: o.nested},
 		Pruning:  backup.Pruning{Prune: o.prune, MaxDelete: o.maxDelete, Now: d.now},
 		Events:   pr.event,
 		FileMode: 0o666 &^ d.umask,
-		Views:    views,
 		Record: func(s *backup.Summary, err error) (*folder.RunRecord, bool) {
 			code := runExitCode(s, err)
 			// Only a full backup is a success: not a metadata refresh, nor
 			// a --prune run that refused to prune.
 			return runRecord(a, s, err, code, o.metaOnly), code == exitOK && !o.metaOnly && s.PruneRefused == ""
 		},
-	})
-	// Every folder an account backs up is recorded as its, for --all and
-	// for runs that do not say whose it is.
-	if sum != nil && sum.Started && !o.dryRun {
-		if err := registerFolder(d, dir, a); err != nil {
-			pr.warn("could not record the folder's account in the config: " + err.Error())
-		}
 	}
-	if err != nil {
-		return err
-	}
-	if n := sum.Failed + sum.AlbumsFailed; n > 0 {
-		return &partialError{files: sum.Failed, albums: sum.AlbumsFailed}
-	}
-	return nil
 }
 
 // recordRefusal notes in DIR/.quak/last-refused.json a run refused before

@@ -52,7 +52,9 @@ recorded by quak backup, each checked with its own account's session.
 		Args: o.multi.args("status"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.multi.all {
-				return runStatusAll(c.Context(), d, o)
+				return runOnAll(c.Context(), d, &o.multi, o.json, func(d deps, dir string) error {
+					return runStatus(c.Context(), d, o, dir)
+				})
 			}
 			return runStatus(c.Context(), d, o, args[0])
 		},

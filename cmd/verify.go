@@ -48,7 +48,9 @@ reads with a fixed 1 MiB buffer whatever the file sizes.
 		Args: o.multi.args("verify"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.multi.all {
-				return runVerifyAll(c.Context(), d, o)
+				return runOnAll(c.Context(), d, &o.multi, o.json, func(d deps, dir string) error {
+					return runVerify(c.Context(), d, o, dir)
+				})
 			}
 			return runVerify(c.Context(), d, o, args[0])
 		},
