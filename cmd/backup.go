@@ -169,7 +169,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	var sum *backup.Summary
 	defer func() { out.finish(ctx, d, o, dir, sum, err) }()
 	if !o.init {
-		if err := needFolder(dir, "is the disk mounted? quak backup --init creates it"); err != nil {
+		if err := needFolder(dir); err != nil {
 			return err
 		}
 	}

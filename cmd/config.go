@@ -95,7 +95,7 @@ func readSecretFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if fi.Mode().Perm()&0o044 != 0 {
-		return nil, fmt.Errorf("%s is readable by others (mode %04o): run `chmod 600 %s`", path, fi.Mode().Perm(), path)
+		return nil, &account.InsecureFileError{Path: path, Mode: fi.Mode()}
 	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -123,7 +123,7 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 		return &usageError{err}
 	}
 	if o.from != "" {
-		if err := needFolder(o.from, "is the disk mounted?"); err != nil {
+		if err := needFolder(o.from); err != nil {
 			return err
 		}
 	}

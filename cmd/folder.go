@@ -9,12 +9,12 @@ import (
 
 // needFolder refuses a backup folder that is not there, before anything is
 // asked about accounts: a disk that did not mount, or a typo, is what the
-// user must hear about first. reason says what to do about a missing one.
-func needFolder(dir, reason string) error {
+// user must hear about first.
+func needFolder(dir string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return &folder.DirError{Dir: dir, Reason: "does not exist (" + reason + ")"}
+		return &folder.DirError{Dir: dir, Reason: "does not exist", Kind: folder.DirMissing}
 	case err != nil:
 		return &folder.DirError{Dir: dir, Reason: "cannot be read", Err: err}
 	case !fi.IsDir():

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -124,7 +125,7 @@ func TestAMissingFolderComesBeforeAccounts(t *testing.T) {
 	want := "quak: error: backup folder " + missing + " does not exist"
 	code, _, errOut := newEnv(t).run("status", missing)
 	assert.Equal(t, exitUnusableDir, code, errOut)
-	assert.True(t, strings.HasPrefix(errOut, want+" (is the disk mounted?)\n"), errOut)
+	assert.Equal(t, want+"\nquak: hint: is the disk mounted?\n", errOut)
 
 	fam := newFamily(t, "alice", "bob")
 	for _, args := range [][]string{{"backup", missing}, {"status", missing}, {"helper", "fix-missing-thumbnails", "--from", missing}} {
@@ -133,4 +134,29 @@ func TestAMissingFolderComesBeforeAccounts(t *testing.T) {
 		assert.True(t, strings.HasPrefix(errOut, want), "%v: %s", args, errOut)
 		assert.NotContains(t, errOut, "--account", args)
 	}
+}
+
+// The advice that was built into the packages' errors is chosen here, one
+// hint each: a missing folder, too little space, a secret file others can
+// read, a server out of reach.
+func TestAdviceComesAsTheErrorsOneHint(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	missing := filepath.Join(t.TempDir(), "disk")
+	code, _, errOut := e.run("backup", missing)
+	assert.Equal(t, exitUnusableDir, code)
+	assert.Equal(t, "quak: error: backup folder "+missing+" does not exist\n"+
+		"quak: hint: is the disk mounted? `quak backup --init DIR` creates a folder that is missing on purpose\n", errOut)
+
+	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "big.jpg", Size: 1 << 20, Seed: 1})
+	e.freeSpace = func(string) (int64, error) { return 1 << 10, nil }
+	code, _, errOut = e.run("backup", dir)
+	assert.Equal(t, exitUnusableDir, code)
+	assert.Equal(t, 1, strings.Count(errOut, "quak: hint:"), errOut)
+	assert.Contains(t, errOut, "quak: hint: free some space, narrow the backup (--albums, --since, …), or pass --no-space-check\n")
+
+	open := passwordFile(t, "https://hc.example.org/x", 0o640)
+	code, _, errOut = e.run("backup", "--healthcheck-url-file", open, dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "quak: error: --healthcheck-url-file: "+open+" is readable by others (mode 0640)\n"+
+		"quak: hint: it holds a secret: run `chmod 600 "+open+"`\n", errOut)
 }

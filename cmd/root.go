@@ -271,6 +271,9 @@ func hintFor(err error, code int, command string) string {
 	var nm *filter.NoMatchError
 	var fe *foldersError
 	var ne *folder.NestedError
+	var de *folder.DirError
+	var ie *account.InsecureFileError
+	var ue *backup.UnreachableError
 	switch {
 	case errors.As(err, &fe):
 		return "" // each folder's error came with its own hint
@@ -293,6 +296,18 @@ func hintFor(err error, code int, command string) string {
 		return "`quak accounts` lists the folders recorded"
 	case errors.As(err, &nm):
 		return "" // it names the nearest albums
+	case errors.As(err, &de) && de.Kind == folder.DirMissing && command == "quak backup":
+		return "is the disk mounted? `quak backup --init DIR` creates a folder that is missing on purpose"
+	case errors.As(err, &de) && de.Kind == folder.DirMissing:
+		return "is the disk mounted?"
+	case errors.As(err, &de) && de.Kind == folder.DirNoSpace:
+		return "free some space, narrow the backup (--albums, --since, …), or pass --no-space-check"
+	case errors.As(err, &de) && de.Kind == folder.DirLink:
+		return "make it a plain folder: quak never follows a symbolic link out of the backup"
+	case errors.As(err, &ie):
+		return "it holds a secret: run `chmod 600 " + ie.Path + "`"
+	case errors.As(err, &ue):
+		return "try again later; the next run carries on where this one stopped"
 	case errors.As(err, &ne) && ne.Inside != "":
 		return "back up " + ne.Inside + " itself, or pass --allow-nested to keep a separate backup in this folder"
 	case errors.As(err, &ne):

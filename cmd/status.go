@@ -102,7 +102,7 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	if d.now != nil {
 		now = d.now
 	}
-	if err := needFolder(dir, "is the disk mounted?"); err != nil {
+	if err := needFolder(dir); err != nil {
 		return err
 	}
 	f := folder.At(dir)

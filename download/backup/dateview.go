@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
@@ -250,7 +251,7 @@ func (d *dateView) removeEmptyDirs(dir string) {
 func (d *dateView) check() error {
 	fi, err := os.Lstat(filepath.Join(d.dir, DateViewDir))
 	if err == nil && fi.Mode()&os.ModeSymlink != 0 && d.o.Views.DateView != "" {
-		return &DirError{Dir: d.o.Dir, Reason: fmt.Sprintf("has %q as a symbolic link, which quak never follows; make it a plain folder to keep a date view there", DateViewDir)}
+		return &DirError{Dir: d.o.Dir, Reason: fmt.Sprintf("has %q as a symbolic link, which quak never follows", DateViewDir), Kind: folder.DirLink}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/retry"
 )
 
@@ -28,8 +29,8 @@ func (l *lister) checkSpace(ctx context.Context, albums map[int64]*catalog.Album
 	}
 	if margin := spaceMargin(need); need+margin > free {
 		return &DirError{Dir: l.o.Dir, Reason: fmt.Sprintf(
-			"needs %s for what is new (and %s to spare), but its file system has %s free; the largest is file %d in album %q (%s, as the server announces it): free some space, narrow the backup (--albums, --since, …), or pass --no-space-check",
-			BytesText(need), BytesText(margin), BytesText(free), big.id, big.album, BytesText(big.size))}
+			"needs %s for what is new (and %s to spare), but its file system has %s free; the largest is file %d in album %q (%s, as the server announces it)",
+			BytesText(need), BytesText(margin), BytesText(free), big.id, big.album, BytesText(big.size)), Kind: folder.DirNoSpace}
 	}
 	return nil
 }

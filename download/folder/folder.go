@@ -38,7 +38,20 @@ type DirError struct {
 	Dir    string
 	Reason string
 	Err    error
+	Kind   DirKind // what cmd's hint is about, when it has one
 }
+
+// DirKind says what is wrong with a backup folder, so that cmd can say
+// what to do about it.
+type DirKind int
+
+// Kinds of DirError with advice of their own.
+const (
+	DirOther   DirKind = iota
+	DirMissing         // DIR does not exist
+	DirNoSpace         // what is new does not fit
+	DirLink            // a folder of quak's is a symbolic link
+)
 
 func (e *DirError) Error() string {
 	if e.Err != nil {

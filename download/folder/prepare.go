@@ -66,7 +66,7 @@ func (f *Folder) isFolder() error {
 	fi, err := os.Stat(f.Dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return f.error("does not exist (is the disk mounted? quak backup --init creates it)", nil)
+		return &DirError{Dir: f.Shown, Reason: "does not exist", Kind: DirMissing}
 	case err != nil:
 		return f.error("cannot be read", err)
 	case !fi.IsDir():
@@ -88,7 +88,7 @@ func (f *Folder) CheckLinks() error {
 		switch {
 		case err != nil:
 		case fi.Mode()&os.ModeSymlink != 0:
-			return f.error(fmt.Sprintf("has %s as a symbolic link, which quak never follows; make it a plain folder", rel), nil)
+			return &DirError{Dir: f.Shown, Reason: fmt.Sprintf("has %s as a symbolic link, which quak never follows", rel), Kind: DirLink}
 		case !fi.IsDir():
 			return f.error(fmt.Sprintf("has %s, which is not a folder", rel), nil)
 		}
