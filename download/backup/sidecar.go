@@ -17,7 +17,7 @@ import (
 // keeps the keys of `ente export` (title, description, creationTime,
 // modificationTime, location, info) so that folder stays readable both ways,
 // and adds Google Takeout's (photoTakenTime, geoData) so photo tools such as
-// Immich import the dates and places. README.md documents it.
+// Immich import the dates and places. docs/backup.md documents it.
 type sidecar struct {
 	Title            string          `json:"title"`
 	Description      *string         `json:"description"`

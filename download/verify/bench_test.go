@@ -10,7 +10,7 @@ import (
 // BenchmarkVerify re-hashes a 128 MiB backup (8 files of 16 MiB, each in
 // two albums, so half the entries are hard links read once). MB/s is the
 // re-hash rate; B/op is one 1 MiB read buffer plus the state, whatever the
-// file sizes: the memory bound README.md states.
+// file sizes: the memory bound docs/backup.md states.
 func BenchmarkVerify(b *testing.B) {
 	s := enteapitest.New(enteapitest.Config{})
 	defer s.Close()
