@@ -30,6 +30,25 @@ func TestKDFVectors(t *testing.T) {
 	}
 }
 
+// The KDF takes libsodium's ranges: a 32-byte key, a context of at most 8
+// bytes and 16 to 64 bytes out; anything else is refused, not cut short.
+func TestDeriveSubkeyTakesLibsodiumsRanges(t *testing.T) {
+	key := sodiumtest.Pattern(KeySize, 1)
+	for _, size := range []int{16, 64} {
+		sub, err := DeriveSubkey(key, 1, "12345678", size)
+		require.NoError(t, err, "size %d", size)
+		assert.Len(t, sub, size)
+	}
+	for _, c := range []struct {
+		key  []byte
+		ctx  string
+		size int
+	}{{key, "12345678", 15}, {key, "12345678", 65}, {key, "123456789", 32}, {key[:KeySize-1], "ctx", 32}} {
+		_, err := DeriveSubkey(c.key, 1, c.ctx, c.size)
+		assert.ErrorIs(t, err, ErrBadParams, "key %d bytes, context %q, size %d", len(c.key), c.ctx, c.size)
+	}
+}
+
 func TestArgon2idVectors(t *testing.T) {
 	for _, v := range sodiumtest.Load(t).Argon2id {
 		t.Run(fmt.Sprintf("ops=%d,mem=%d", v.OpsLimit, v.MemLimit), func(t *testing.T) {
