@@ -215,6 +215,9 @@ func (v *verifier) run(ctx context.Context) error {
 	}
 	var done []int64
 	flush := func() error {
+		if len(done) == 0 {
+			return nil
+		}
 		err := v.st.SetVerified(done, v.o.Now())
 		done = done[:0]
 		return err
@@ -231,10 +234,7 @@ func (v *verifier) run(ctx context.Context) error {
 		}
 		return nil
 	})
-	if err == nil || len(done) > 0 {
-		err = errors.Join(err, flush())
-	}
-	return err
+	return errors.Join(err, flush())
 }
 
 // partHashes are the hashes f's parts were written with.
