@@ -329,3 +329,53 @@ func TestSidecarsTempNamesAndMismatchesTogether(t *testing.T) {
 		{Kind: Extra, Path: filepath.Join("A", ".quak-tmp-123"), Detail: "not a file quak saved"},
 	}, problems)
 }
+
+// A file recorded without a usable hash (a live photo from a client that
+// sent none) has nothing to be compared with: its parts are only checked
+// to be there.
+func TestAFileWithoutAHashIsOnlyCheckedToBeThere(t *testing.T) {
+	fx := newFix(t)
+	f := fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "live.heic", FileType: 2,
+		Data: enteapitest.LivePhoto("heic", []byte("image"), "mov", []byte("video"))})
+	fx.backup(t)
+	st, err := state.Open(filepath.Join(fx.dir, ".quak", "state.db"))
+	require.NoError(t, err)
+	rec, err := st.File(f.ID)
+	require.NoError(t, err)
+	rec.LocalHash, rec.Meta.Hash = "", ""
+	require.NoError(t, st.Commit([]*state.File{rec}, nil))
+	require.NoError(t, st.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "A", "live.mov"), []byte("other"), 0o644))
+
+	sum, problems := verifyAll(t, fx.dir)
+	assert.Empty(t, problems)
+	assert.Equal(t, 1, sum.Checked)
+	assert.Zero(t, sum.Bytes, "nothing to compare, nothing read")
+	require.NoError(t, os.Remove(filepath.Join(fx.dir, "A", "live.heic")))
+	_, problems = verifyAll(t, fx.dir)
+	assert.Equal(t, []Problem{{Kind: Missing, FileID: f.ID, Path: filepath.Join("A", "live.heic")}}, problems)
+}
+
+// An album copy with more parts than the first (a live photo that lost a
+// part keeps its old parts in its other albums) is compared with the
+// first part for part, as far as the first goes.
+func TestACopyWithMorePartsThanTheFirst(t *testing.T) {
+	fx := newFix(t)
+	f := fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 500, Seed: 3})
+	b := fx.u.AddAlbum("B")
+	b.Add(f)
+	fx.backup(t)
+	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "B", "x.mov"), []byte("old part"), 0o644))
+	st, err := state.Open(filepath.Join(fx.dir, ".quak", "state.db"))
+	require.NoError(t, err)
+	rec, err := st.File(f.ID)
+	require.NoError(t, err)
+	rec.Entries[b.ID].Parts = append(rec.Entries[b.ID].Parts, "x.mov")
+	require.NoError(t, st.Commit([]*state.File{rec}, nil))
+	require.NoError(t, st.Close())
+
+	sum, problems := verifyAll(t, fx.dir)
+	assert.Empty(t, problems)
+	assert.True(t, sum.OK())
+	assert.Equal(t, int64(500), sum.Bytes)
+}
