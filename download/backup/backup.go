@@ -51,12 +51,15 @@ type Options struct {
 	Views Views
 }
 
-// Source is the account backed up.
+// Source is what is backed up: an account (Client and Keys) or another
+// Library, and who it is, which the folder records and checks.
 type Source struct {
 	Client   *apiclient.Client // authenticated
-	Keys     catalog.Keys
+	Keys     catalog.Keys      // Keys.UserID names the source
 	Email    string
 	Endpoint string
+	// Library, when set, is read instead of Client's account.
+	Library Library
 }
 
 // Transfer is how files are fetched.
@@ -186,17 +189,20 @@ func (o *Options) defaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Library == nil && o.Client != nil {
+		o.Library = &AccountLibrary{Client: o.Client, Keys: o.Keys}
+	}
 }
 
 // newRun wires the collaborators of a run.
 func newRun(f *folder.Folder, o *Options, start time.Time) *run {
 	j := &job{o: o, dir: f.Dir, tmp: f.Temp(), tally: newTally(o.Events, start), down: &outage{}}
 	j.policy = eventPolicy(o.Policy, j.tally)
-	if o.Client != nil {
+	if o.Library != nil {
 		j.down.answers = func(ctx context.Context, rawURL string) bool {
 			ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			defer cancel()
-			return o.Client.Answers(ctx, rawURL)
+			return o.Library.Answers(ctx, rawURL)
 		}
 	}
 	r := &run{job: j, f: f, losses: &losses{j}, pruner: &pruner{job: j, seen: newListing(), trash: f.Trash()}}
@@ -310,7 +316,7 @@ func (r *run) findLosses(ctx context.Context) error {
 // limit and resume points.
 func (r *run) fetcher() *download.Fetcher {
 	o := r.o
-	f := &download.Fetcher{Client: o.Client, Policy: r.policy, TempFile: openTemp, OnBytes: func(n int64) {
+	f := &download.Fetcher{Client: o.Library, Policy: r.policy, TempFile: openTemp, OnBytes: func(n int64) {
 		r.emit(Event{Kind: Progress, Bytes: n})
 	}, Pace: paceOf(o), Streams: o.Streams, StreamAbove: o.StreamAbove}
 	if o.BandwidthLimit.Limits() {

@@ -88,7 +88,7 @@ func (l *lister) albums(ctx context.Context) (map[int64]*catalog.Album, error) {
 	var list []apiclient.Collection
 	err := retry.Do(ctx, l.policy, func(ctx context.Context) error {
 		var err error
-		list, err = l.o.Client.Collections(ctx, 0)
+		list, err = l.o.Library.Collections(ctx, 0)
 		return err
 	})
 	if retry.Unreachable(err) && ctx.Err() == nil {
@@ -99,7 +99,7 @@ func (l *lister) albums(ctx context.Context) (map[int64]*catalog.Album, error) {
 	}
 	albums := map[int64]*catalog.Album{}
 	for i := range list {
-		a, err := catalog.OpenAlbum(&list[i], l.o.Keys)
+		a, err := l.o.Library.OpenAlbum(&list[i])
 		if err != nil {
 			l.tally.count(func(s *Summary) { s.AlbumsFailed++ })
 			l.emit(Event{Kind: AlbumFailed, CollectionID: list[i].ID, Err: err})
@@ -251,7 +251,7 @@ func (l *lister) listPage(ctx context.Context, id, since int64) <-chan listed {
 		var page *apiclient.DiffPage
 		err := retry.Do(ctx, l.policy, func(ctx context.Context) error {
 			var err error
-			page, err = l.o.Client.Diff(ctx, id, since)
+			page, err = l.o.Library.Diff(ctx, id, since)
 			return err
 		})
 		out <- listed{page, err}

@@ -119,7 +119,7 @@ func (l *lister) planAlbum(ctx context.Context, a *catalog.Album, sp *spacePlan)
 		var page *apiclient.DiffPage
 		err := retry.Do(ctx, l.policy, func(ctx context.Context) error {
 			var err error
-			page, err = l.o.Client.Diff(ctx, a.ID, since)
+			page, err = l.o.Library.Diff(ctx, a.ID, since)
 			return err
 		})
 		if err := l.diskError(err); fatal(ctx, err) {

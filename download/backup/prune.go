@@ -185,7 +185,7 @@ func (pr *pruner) proven(ctx context.Context, it pruneItem, c *state.Collection)
 		return true, nil
 	}
 	err := retry.Do(ctx, pr.policy, func(ctx context.Context) error {
-		_, err := pr.o.Client.CollectionFile(ctx, it.cid, it.file.ID)
+		_, err := pr.o.Library.CollectionFile(ctx, it.cid, it.file.ID)
 		return err
 	})
 	if uerr := pr.down.observe(ctx, err); uerr != nil {

@@ -57,7 +57,7 @@ func (l *losses) mark(ctx context.Context, colls map[int64]*state.Collection, sf
 		var f *apiclient.File
 		err := retry.Do(ctx, l.o.Policy, func(ctx context.Context) error {
 			var err error
-			f, err = l.o.Client.CollectionFile(ctx, cid, sf.ID)
+			f, err = l.o.Library.CollectionFile(ctx, cid, sf.ID)
 			return err
 		})
 		// An answer, even an error, shows the server is there; a
