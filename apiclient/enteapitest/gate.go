@@ -29,7 +29,6 @@ const GateBound = 10 * time.Second
 // many are in flight at once.
 type Gate struct {
 	t     TB
-	s     *Server
 	match func(key string) bool
 	bound time.Duration
 
@@ -63,7 +62,7 @@ func NewGate(t TB, s *Server, match func(key string) bool, script func(g *Gate))
 // newGate is NewGate with its bound.
 func newGate(t TB, s *Server, match func(key string) bool, bound time.Duration, script func(g *Gate)) *Gate {
 	t.Helper()
-	g := &Gate{t: t, s: s, match: match, bound: bound, changed: make(chan struct{}), done: make(chan struct{})}
+	g := &Gate{t: t, match: match, bound: bound, changed: make(chan struct{}), done: make(chan struct{})}
 	s.mu.Lock()
 	if s.gate != nil {
 		s.mu.Unlock()
