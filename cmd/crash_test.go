@@ -197,23 +197,6 @@ func crashPoint(t *testing.T, rng *rand.Rand, l *crashLibrary, update bool) stri
 	}
 }
 
-// SIGINT stops a run cleanly: exit 130, no temp file, no half file.
-func TestSIGINTStopsCleanly(t *testing.T) {
-	bin := buildQuak(t)
-	e, s, u, dir := loggedIn(t)
-	f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 9})
-	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID))
-	if code, stderr := signalWhenStalled(t, bin, e, s, os.Interrupt, "backup", dir); code != exitInterrupt {
-		t.Fatalf("exit code %d, want %d; stderr %q", code, exitInterrupt, stderr)
-	}
-	if n := countTemps(t, dir); n != 0 {
-		t.Fatalf("%d temp files left after SIGINT", n)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "Videos", "long.mp4")); !os.IsNotExist(err) {
-		t.Fatalf("an interrupted download has a final name: %v", err)
-	}
-}
-
 // A SIGKILL in the middle of a large file: the next run takes it up from
 // the last recorded chunk (its Range asks for exactly that offset) and the
 // file ends byte-exact.
