@@ -93,8 +93,8 @@ func TestCheckContentFindsAndRepairsWrongPictures(t *testing.T) {
 		require.Equal(t, Repaired, e.Action, "%s: %v", f.Spec().Title, e.Err)
 		img, err := Decode(bytes.NewReader(newThumbnail(t, f)))
 		require.NoError(t, err)
-		got, same := judge(img, orig)
-		assert.Equal(t, OK, got, "%s repaired: %.3f alike", f.Spec().Title, same)
+		got, far := judge(img, orig)
+		assert.Equal(t, OK, got, "%s repaired: %.1f apart", f.Spec().Title, far)
 	}
 	assert.Equal(t, 7, fx.s.Requests("PUT /files/thumbnail"))
 	assert.True(t, sum.Healthy(), "%v", sum.Problems)
@@ -109,6 +109,36 @@ func TestCheckContentFindsAndRepairsWrongPictures(t *testing.T) {
 	assert.Equal(t, map[Class]int{OK: len(want)}, sum.Classes)
 	assert.Equal(t, 7, fx.s.Requests("PUT /files/thumbnail"))
 	assert.Zero(t, fx.s.ExactRepeats())
+}
+
+// Regression ("a thumbnail of another photo is left alone"): a thumbnail
+// of another photo with the original's layout is replaced by quak's render
+// of the original; the healthy thumbnail of the same original, made by
+// another resampler, is left alone.
+func TestCheckContentReplacesALookalike(t *testing.T) {
+	fx := newFix(t)
+	sun := color.RGBA{255, 250, 220, 255}
+	orig := discScene(960, 720, color.RGBA{40, 90, 200, 255}, color.RGBA{230, 150, 60, 255}, sun, 0.25, 0.25, 0.12)
+	other := discScene(720, 540, color.RGBA{12, 48, 32, 255}, color.RGBA{183, 152, 153, 255}, sun, 0.27, 0.24, 0.11)
+	data := jpegOf(t, orig)
+	lookalike := fx.album.AddFile(enteapitest.FileSpec{Title: "lookalike.jpg", Data: data, Thumbnail: thumbJPEG(t, other, 70)})
+	healthy := fx.album.AddFile(enteapitest.FileSpec{Title: "healthy.jpg", Data: data,
+		Thumbnail: thumbJPEG(t, thumbOf(t, orig, 720, draw.BiLinear, 70), 70)})
+	o := fx.options(t)
+	o.CheckContent = true
+	sum := fx.run(t, o)
+
+	e := fx.event(t, lookalike.ID)
+	assert.Equal(t, WrongPicture, e.Class)
+	require.Equal(t, Repaired, e.Action, "%v", e.Err)
+	base, err := Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+	want, err := Fit(base, e.Budget)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(want, newThumbnail(t, lookalike)), "the render of the original was uploaded")
+	assert.Equal(t, None, fx.event(t, healthy.ID).Action)
+	assert.Equal(t, 1, fx.s.Requests("PUT /files/thumbnail"))
+	assert.True(t, sum.Healthy(), "%v", sum.Problems)
 }
 
 // --ids limits the run to those files; an id that is not one of the
