@@ -52,7 +52,8 @@ func meanStd(v []float64) (float64, float64) {
 	}
 	m := sum / float64(len(v))
 	for _, x := range v {
-		sq += (x - m) * (x - m)
+		d := x - m
+		sq += d * d
 	}
 	return m, math.Sqrt(sq / float64(len(v)))
 }
@@ -63,7 +64,8 @@ func meanStd(v []float64) (float64, float64) {
 func apart(a, b *grid) float64 {
 	var sq float64
 	for i := range a {
-		sq += (a[i] - b[i]) * (a[i] - b[i])
+		d := a[i] - b[i]
+		sq += d * d
 	}
 	return math.Sqrt(sq / float64(len(a)))
 }
@@ -106,34 +108,31 @@ func transformed(a *grid, o int) grid {
 // thumbnail size, near 1 for noise. It also returns the spread of the
 // sampled luma.
 func roughness(img image.Image) (float64, float64) {
-	const grid = 64
+	const samples = 64
 	b := img.Bounds()
-	if b.Dx() < 2 {
-		return 0, 0
-	}
 	luma := func(x, y int) float64 {
 		r, g, bl, _ := img.At(x, y).RGBA()
 		return (299*float64(r) + 587*float64(g) + 114*float64(bl)) / 1000 / 257
 	}
 	var a, c []float64
-	for i := 0; i < grid; i++ {
-		y := b.Min.Y + i*b.Dy()/grid
-		for j := 0; j < grid; j++ {
-			x := b.Min.X + j*(b.Dx()-1)/grid
+	for i := 0; i < samples; i++ {
+		y := b.Min.Y + i*b.Dy()/samples
+		for j := 0; j < samples; j++ {
+			x := b.Min.X + j*(b.Dx()-1)/samples
 			a = append(a, luma(x, y))
-			c = append(c, luma(x+1, y))
+			c = append(c, luma(x+1, y)) // outside a picture one pixel wide: black
 		}
 	}
 	ma, sa := meanStd(a)
 	mc, sc := meanStd(c)
 	if sa < 1e-6 || sc < 1e-6 {
-		return 0, sa
+		return 0, sa // flat: nothing to correlate
 	}
 	var sum float64
 	for i := range a {
-		sum += (a[i] - ma) * (c[i] - mc)
+		sum += a[i] * c[i]
 	}
-	return 1 - sum/(float64(len(a))*sa*sc), sa
+	return 1 - (sum/float64(len(a))-ma*mc)/(sa*sc), sa
 }
 
 // Thresholds of the comparison.

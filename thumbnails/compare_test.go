@@ -36,6 +36,11 @@ func originals(t *testing.T) map[string]image.Image {
 // as JPEG at quality q, decoded again: a thumbnail as some app made it.
 func thumbOf(t *testing.T, img image.Image, side int, k draw.Interpolator, q int) image.Image {
 	t.Helper()
+	return jpegAt(t, scaledBy(img, side, k), q)
+}
+
+// scaledBy is img with its longer side side px, resampled by k.
+func scaledBy(img image.Image, side int, k draw.Interpolator) image.Image {
 	b := img.Bounds()
 	w, h := side, max(1, b.Dy()*side/b.Dx())
 	if b.Dy() > b.Dx() {
@@ -43,8 +48,14 @@ func thumbOf(t *testing.T, img image.Image, side int, k draw.Interpolator, q int
 	}
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
 	k.Scale(dst, dst.Bounds(), img, b, draw.Src, nil)
+	return dst
+}
+
+// jpegAt is img encoded as JPEG at quality q and decoded again.
+func jpegAt(t *testing.T, img image.Image, q int) image.Image {
+	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, jpeg.Encode(&buf, dst, &jpeg.Options{Quality: q}))
+	require.NoError(t, jpeg.Encode(&buf, img, &jpeg.Options{Quality: q}))
 	out, err := jpeg.Decode(&buf)
 	require.NoError(t, err)
 	return out
@@ -61,8 +72,9 @@ func TestHealthyThumbnailsAreNeverFlagged(t *testing.T) {
 		for _, side := range []int{720, 512, 256, 96} {
 			side = min(side, longer)
 			for kn, k := range kernels {
+				scaled := scaledBy(orig, side, k)
 				for _, q := range []int{30, 50, 70, 90} {
-					class, far := judge(thumbOf(t, orig, side, k, q), orig)
+					class, far := judge(jpegAt(t, scaled, q), orig)
 					assert.Equal(t, OK, class, "%s at %d px, %s, quality %d (%.1f apart)", name, side, kn, q, far)
 				}
 			}
@@ -223,8 +235,9 @@ func TestAnotherPhotoOfTheSameLayoutIsFound(t *testing.T) {
 	assert.Equal(t, WrongPicture, class, "%.1f apart", apart)
 	for _, side := range []int{720, 512} {
 		for kn, k := range kernels {
+			scaled := scaledBy(orig, side, k)
 			for _, q := range []int{30, 50, 70} {
-				class, apart := judge(thumbOf(t, orig, side, k, q), orig)
+				class, apart := judge(jpegAt(t, scaled, q), orig)
 				assert.Equal(t, OK, class, "%d px, %s, quality %d: %.1f apart", side, kn, q, apart)
 			}
 		}

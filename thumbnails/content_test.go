@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/image/draw"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/catalog"
 )
 
 // thumbJPEG is img encoded as a thumbnail, padded after its end (which
@@ -188,4 +190,45 @@ func TestFlaggedButNotCloserIsKept(t *testing.T) {
 	assert.Zero(t, fx.s.Requests("GET /files/upload-urls"))
 	assert.Zero(t, fx.s.Requests("PUT /files/thumbnail"))
 	assert.Equal(t, []int64{f.ID}, sum.Problems)
+}
+
+// A flagged thumbnail is replaced only when quak's render is at most half
+// as far from the original as the old thumbnail: a render exactly half as
+// far replaces it, one a hair further keeps it. The same holds for every
+// class --check-content flags, and the render is what would be uploaded.
+// A lost or corrupt one is always replaced.
+func TestRenderMustBeAtMostHalfAsFar(t *testing.T) {
+	base := photo(320, 240, 3)
+	jpg, err := Fit(base, roomy)
+	require.NoError(t, err)
+	img, err := Decode(bytes.NewReader(jpg))
+	require.NoError(t, err)
+	_, far := judge(img, base)
+	require.Positive(t, far)
+	r := &run{o: Options{DryRun: true}}
+	for _, class := range []Class{WrongPicture, Turned, Blank, Garbled} {
+		for _, c := range []struct {
+			old  float64
+			want Action
+		}{
+			{2 * far, WouldRepair},
+			{math.Nextafter(2*far, 0), Kept},
+			{otherApart, WouldRepair},
+		} {
+			cand := &candidate{item: &catalog.Item{FileID: 1}, base: base, far: c.old, budget: roomy}
+			action, size, err := r.repair(context.Background(), cand, class)
+			assert.Equal(t, c.want, action, "%s, the old thumbnail %.4f apart, the render %.4f", class, c.old, far)
+			assert.Equal(t, encryptedSize(len(jpg)), size)
+			if c.want == Kept {
+				assert.ErrorIs(t, err, errNotCloser)
+			} else {
+				assert.NoError(t, err)
+			}
+		}
+	}
+	for _, class := range []Class{Lost, Corrupt} {
+		cand := &candidate{item: &catalog.Item{FileID: 1}, base: base, budget: roomy}
+		action, _, err := r.repair(context.Background(), cand, class)
+		assert.Equal(t, WouldRepair, action, "%s: %v", class, err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"image"
+	"image/color"
 	"image/jpeg"
 	"os"
 	"path/filepath"
@@ -75,6 +76,26 @@ func TestFitKeepsASmallImagesSize(t *testing.T) {
 	assert.Equal(t, [2]int{300, 200}, [2]int{cfg.Width, cfg.Height})
 	_, err = Fit(photo(240, 180, 1), 400)
 	require.ErrorIs(t, err, ErrTooLarge)
+}
+
+// A square original is scaled to 720×720 like any other over 720 px, and
+// one of 720 px or less keeps its size; a tall one has its height scaled.
+func TestFitScalesEveryShapeTo720(t *testing.T) {
+	for _, c := range []struct{ w, h, wantW, wantH int }{
+		{1000, 1000, 720, 720},
+		{721, 721, 720, 720},
+		{720, 720, 720, 720},
+		{719, 719, 719, 719},
+		{600, 900, 480, 720},
+		{721, 722, 719, 720},
+		{722, 721, 720, 719},
+	} {
+		out, err := Fit(flat(c.w, c.h, color.Gray{Y: 90}), 1<<20)
+		require.NoError(t, err)
+		cfg, err := jpeg.DecodeConfig(bytes.NewReader(out))
+		require.NoError(t, err)
+		assert.Equal(t, [2]int{c.wantW, c.wantH}, [2]int{cfg.Width, cfg.Height}, "%d×%d", c.w, c.h)
+	}
 }
 
 // Transparency is flattened on black, as Ente's web app does.
