@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/image/draw"
 )
 
 // encodedAt is the JPEG Fit would make at longer side side and quality q
@@ -96,6 +97,38 @@ func TestFitScalesEveryShapeTo720(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, [2]int{c.wantW, c.wantH}, [2]int{cfg.Width, cfg.Height}, "%d×%d", c.w, c.h)
 	}
+}
+
+// A strip one pixel high or wide is scaled along its length, not cut:
+// both of its halves are in the thumbnail.
+func TestFitScalesAStripNotCutsIt(t *testing.T) {
+	wide := halves(2000, 1)
+	tall := image.NewRGBA(image.Rect(0, 0, 1, 2000))
+	draw.Draw(tall, image.Rect(0, 0, 1, 1000), image.NewUniform(color.RGBA{255, 0, 0, 255}), image.Point{}, draw.Src)
+	draw.Draw(tall, image.Rect(0, 1000, 1, 2000), image.NewUniform(color.RGBA{0, 0, 255, 255}), image.Point{}, draw.Src)
+	for name, c := range map[string]struct {
+		img        image.Image
+		size, last image.Point
+	}{
+		"wide": {wide, image.Pt(720, 1), image.Pt(719, 0)},
+		"tall": {tall, image.Pt(1, 720), image.Pt(0, 719)},
+	} {
+		out, err := Fit(c.img, 1<<20)
+		require.NoError(t, err)
+		dec, err := jpeg.Decode(bytes.NewReader(out))
+		require.NoError(t, err)
+		assert.Equal(t, c.size, dec.Bounds().Size(), name)
+		assert.True(t, isRed(dec.At(0, 0)), "%s: starts red", name)
+		r, _, b, _ := dec.At(c.last.X, c.last.Y).RGBA()
+		assert.Greater(t, b, r, "%s: ends blue", name)
+	}
+}
+
+// A picture of one pixel is a picture: it gets a thumbnail.
+func TestFitTakesAOnePixelImage(t *testing.T) {
+	out, err := Fit(flat(1, 1, color.White), 1<<20)
+	require.NoError(t, err)
+	assert.True(t, IsImage(out))
 }
 
 // Transparency is flattened on black, as Ente's web app does.

@@ -155,7 +155,9 @@ func (r *run) original(ctx context.Context, c *candidate, work string) (image.Im
 	live := catalog.IsLivePhoto(it.Meta)
 	if r.from != nil {
 		if path, ok := r.from.find(it); ok {
-			return r.o.Tools.decodeFile(ctx, path, work, imageType(it.Meta.FileType))
+			// A live photo's saved first part is its image: only a video
+			// (type 1) is read as one, anything else by its first bytes.
+			return r.o.Tools.decodeFile(ctx, path, work, it.Meta.FileType)
 		}
 	}
 	if it.Meta.Hash == "" {
@@ -191,13 +193,4 @@ func (r *run) original(ctx context.Context, c *candidate, work string) (image.Im
 		return nil, errors.New("the live photo's image does not match its hash")
 	}
 	return r.o.Tools.decodeFile(ctx, res.Image.Path, work, 0)
-}
-
-// imageType is the file type to decode a local copy as: a live photo's
-// saved first part is its image.
-func imageType(fileType int) int {
-	if fileType == 2 {
-		return 0
-	}
-	return fileType
 }

@@ -133,6 +133,12 @@ func TestGreyBandBetweenFlatAndDetail(t *testing.T) {
 		{"top band, spread 1", withBand(orig, alternate(101, 103), top), orig, Garbled},
 		{"band where the original's spread is 11", withBand(plain, alternate(101, 103), bottom), plain, OK},
 	})
+	// Each band is weighed against the same band of the original: here
+	// only its lowest quarter has detail.
+	flatAbove := withBand(tile(func(int, int) int { return 102 }), orig, bottom)
+	checkVerdicts(t, []verdictCase{
+		{"band flat where only it has detail", withBand(flatAbove, alternate(101, 103), bottom), flatAbove, Garbled},
+	})
 }
 
 // stripes is a w×w picture of one-pixel columns alternating between a and
