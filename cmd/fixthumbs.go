@@ -50,9 +50,10 @@ back before calling it repaired.
 With --check-content it also compares every thumbnail that decrypts with its
 original and repairs those that show the wrong picture: blank (one colour),
 garbled (noise, or partly flat grey), turned (rotated or mirrored) or
-wrong-picture (another photo). A flagged thumbnail is replaced only when the
-new one is clearly closer to the original; the comparison is conservative,
-and for videos only blank and garbled are judged. Ente's apps cache
+wrong-picture (clearly unlike the original: another photo, even one of the
+same layout, or the picture cropped or in other tones). A flagged thumbnail
+is replaced only when quak's new one is at most half as far from the
+original; for videos only blank and garbled are judged. Ente's apps cache
 thumbnails: a device may show the old one until its cache is cleared.
 
 This changes your account: Ente's apps on other devices fetch the new
