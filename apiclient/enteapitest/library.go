@@ -485,44 +485,52 @@ func (a *Album) newFile(owner *User, spec FileSpec) *File {
 	f := &File{s: s, ID: s.id(), Owner: owner, key: s.random(keyLen), spec: spec, infoNull: spec.NoInfo}
 	f.fileHeader = s.random(secretstream.HeaderSize)
 	f.fileObject = fmt.Sprintf("%d/file-%d", owner.ID, f.ID)
+	f.storeObjects()
+	f.encryptMetadata()
+	return f
+}
+
+// storeObjects puts f's file and thumbnail objects in the store, as its
+// spec asks (materialized, corrupt, lost, no thumbnail, a placeholder);
+// s.mu is held.
+func (f *File) storeObjects() {
+	s := f.s
 	s.objects[f.fileObject] = f.fileContent()
-	if spec.Materialize || spec.CorruptAtRest {
+	if f.spec.Materialize || f.spec.CorruptAtRest {
 		var buf bytes.Buffer
 		buf.Grow(int(s.objects[f.fileObject].size))
 		if err := s.objects[f.fileObject].writeTo(&buf); err != nil {
 			panic(err)
 		}
 		data := buf.Bytes()
-		if spec.CorruptAtRest {
+		if f.spec.CorruptAtRest {
 			data[len(data)/2] ^= 0x10
 		}
 		s.objects[f.fileObject] = &object{data: data, size: int64(len(data))}
 	}
-	s.objects[f.fileObject].lost = spec.LostFile
+	s.objects[f.fileObject].lost = f.spec.LostFile
 	s.objects[f.fileObject].etag = fmt.Sprintf("%d-v1", f.ID)
-	if !spec.NoThumbnail {
-		thumb := spec.Thumbnail
+	if !f.spec.NoThumbnail {
+		thumb := f.spec.Thumbnail
 		switch {
-		case spec.StaticThumbnail || spec.NoThumb:
+		case f.spec.StaticThumbnail || f.spec.NoThumb:
 			thumb = PlaceholderJPEG()
 		case thumb == nil:
-			thumb = FakeJPEG(spec.Title)
+			thumb = FakeJPEG(f.spec.Title)
 		}
 		f.thumbHeader = s.random(secretstream.HeaderSize)
-		f.thumbObject = fmt.Sprintf("%d/thumb-%d", owner.ID, f.ID)
+		f.thumbObject = fmt.Sprintf("%d/thumb-%d", f.Owner.ID, f.ID)
 		enc := mustSeal(f.sealKey(), f.thumbHeader, thumb)
-		if spec.CorruptThumbnail {
+		if f.spec.CorruptThumbnail {
 			enc[len(enc)/2] ^= 1
 		}
 		o := &object{data: enc, size: int64(len(enc))}
 		f.thumbInfo, f.thumbRecorded = o.size, o.size
-		if spec.LostThumbnail {
+		if f.spec.LostThumbnail {
 			o.lost = true
 		}
 		s.objects[f.thumbObject] = o
 	}
-	f.encryptMetadata()
-	return f
 }
 
 // Content is the generated plaintext of a FileSpec with Data nil: byte i is

@@ -358,21 +358,8 @@ func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &in) {
 		return
 	}
-	s.mu.Lock()
-	for s.wedged.blocked(s, u, in.FileID) {
-		release := s.wedged.release
-		s.counts["HUNG PUT /files/thumbnail"]++
-		s.mu.Unlock()
-		select {
-		case s.Stalled <- "HUNG PUT /files/thumbnail":
-		default:
-		}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-			return
-		}
-		s.mu.Lock()
+	if !s.lockUnwedged(r, u, in.FileID) {
+		return
 	}
 	defer s.mu.Unlock()
 	key := in.Thumbnail.ObjectKey
@@ -393,14 +380,7 @@ func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request) {
 	case s.usedThumbs[key]:
 		// The duplicate object_copies insert: 500, transaction left open.
 		s.counts["EXACT REPEAT PUT /files/thumbnail"]++
-		if s.wedged == nil {
-			s.wedged = &wedge{users: map[int64]bool{}, files: map[int64]bool{}, albums: map[int64]bool{}, release: make(chan struct{})}
-		}
-		s.wedged.users[u.ID] = true
-		s.wedged.files[f.ID] = true
-		for _, a := range s.albumsOf(f.ID) {
-			s.wedged.albums[a] = true
-		}
+		s.wedge(u, f)
 		apiErr(w, 500, "", "")
 	default:
 		s.usedThumbs[key] = true
@@ -412,5 +392,43 @@ func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request) {
 		f.thumbHeader = bytes.Clone(in.Thumbnail.DecryptionHeader)
 		f.touch()
 		w.WriteHeader(200)
+	}
+}
+
+// lockUnwedged takes s.mu once no wedged transaction holds u's file
+// fileID (a request waiting for one hangs, as museum's does, until the
+// wedge is released or the request is cancelled). It reports false,
+// without the lock, when the request was cancelled first.
+func (s *Server) lockUnwedged(r *http.Request, u *User, fileID int64) bool {
+	s.mu.Lock()
+	for s.wedged.blocked(s, u, fileID) {
+		release := s.wedged.release
+		s.counts["HUNG PUT /files/thumbnail"]++
+		s.mu.Unlock()
+		select {
+		case s.Stalled <- "HUNG PUT /files/thumbnail":
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return false
+		}
+		s.mu.Lock()
+	}
+	return true
+}
+
+// wedge leaves a transaction open on f, as museum's failed duplicate
+// insert does: writes that need the rows of u's usage, f or f's albums
+// hang. The caller holds s.mu.
+func (s *Server) wedge(u *User, f *File) {
+	if s.wedged == nil {
+		s.wedged = &wedge{users: map[int64]bool{}, files: map[int64]bool{}, albums: map[int64]bool{}, release: make(chan struct{})}
+	}
+	s.wedged.users[u.ID] = true
+	s.wedged.files[f.ID] = true
+	for _, a := range s.albumsOf(f.ID) {
+		s.wedged.albums[a] = true
 	}
 }
