@@ -158,23 +158,14 @@ func measure(quak, fake string, sc scenario) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(work) }()
-	server := exec.Command(fake, append([]string{"-addr", "127.0.0.1:0", "-password-file", filepath.Join(work, "pw"),
-		"-url-file", filepath.Join(work, "url"), "-library", fmt.Sprintf("bench:%d:%d", sc.files, sc.size)}, wan...)...)
-	if err := server.Start(); err != nil {
+	server, env, err := serve(quak, fake, work, sc)
+	if err != nil {
 		return err
 	}
 	defer func() {
 		_ = server.Process.Signal(syscall.SIGTERM)
 		_ = server.Wait()
 	}()
-	url, err := waitFor(filepath.Join(work, "url"))
-	if err != nil {
-		return err
-	}
-	env := append(os.Environ(), "QUAK_CONFIG_DIR="+filepath.Join(work, "config"), "QUAK_ENDPOINT="+url)
-	if _, _, err := quakRun(quak, env, "login", "--email", "demo@quak.invalid", "--password-file", filepath.Join(work, "pw")); err != nil {
-		return err
-	}
 	dir := filepath.Join(work, "backup")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return err
@@ -216,6 +207,27 @@ func measure(quak, fake string, sc scenario) error {
 		fmt.Printf("%14s bytes written per byte saved: %.2f\n", "", float64(written)/float64(saved))
 	}
 	return nil
+}
+
+// serve starts the fake server with sc's library and logs quak in to it,
+// with quak's configuration in work. The caller stops the server.
+func serve(quak, fake, work string, sc scenario) (*exec.Cmd, []string, error) {
+	server := exec.Command(fake, append([]string{"-addr", "127.0.0.1:0", "-password-file", filepath.Join(work, "pw"),
+		"-url-file", filepath.Join(work, "url"), "-library", fmt.Sprintf("bench:%d:%d", sc.files, sc.size)}, wan...)...)
+	if err := server.Start(); err != nil {
+		return nil, nil, err
+	}
+	url, err := waitFor(filepath.Join(work, "url"))
+	if err == nil {
+		env := append(os.Environ(), "QUAK_CONFIG_DIR="+filepath.Join(work, "config"), "QUAK_ENDPOINT="+url)
+		_, _, err = quakRun(quak, env, "login", "--email", "demo@quak.invalid", "--password-file", filepath.Join(work, "pw"))
+		if err == nil {
+			return server, env, nil
+		}
+	}
+	_ = server.Process.Signal(syscall.SIGTERM)
+	_ = server.Wait()
+	return nil, nil, err
 }
 
 // lastElapsed is the wall time of the last measured backup.
