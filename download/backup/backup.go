@@ -220,7 +220,7 @@ func newRun(f *folder.Folder, o *Options, start time.Time) *run {
 	return r
 }
 
-// run is the pipeline: check the account (a refusal is a run that never
+// run is the pipeline: check the account and the date view's folder (a refusal is a run that never
 // started), sweep what killed runs left, bring the views in line, find what went missing on disk, then list and
 // download, prune, and count.
 func (r *run) run(ctx context.Context, st *state.Store) (_ *Summary, err error) {
@@ -239,6 +239,9 @@ func (r *run) run(ctx context.Context, st *state.Store) (_ *Summary, err error) 
 	r.st, r.names = st, newNames(st)
 	if err := r.checkAccount(ctx); err != nil {
 		return r.tally.summary(), err // refused: nothing written, nothing recorded but the refusal
+	}
+	if err := r.views.dates.check(); err != nil {
+		return r.tally.summary(), err // refused as well
 	}
 	r.tally.count(func(s *Summary) { s.Started = true })
 	for _, step := range []func(context.Context) error{r.sweep, r.prepareViews, r.findLosses} {

@@ -98,9 +98,6 @@ func zoneRules(loc *time.Location) string {
 // view made, moved or taken down. --metadata-only does it every time, to
 // restore what was lost or edited locally.
 func (v *viewer) prepare() error {
-	if err := v.dates.check(); err != nil {
-		return err
-	}
 	prev, err := v.f.ReadViewOptions()
 	if err != nil {
 		return err
