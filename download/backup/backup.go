@@ -220,8 +220,9 @@ func newRun(f *folder.Folder, o *Options, start time.Time) *run {
 	return r
 }
 
-// run is the pipeline: check the account and the date view's folder (a refusal is a run that never
-// started), sweep what killed runs left, bring the views in line, find what went missing on disk, then list and
+// run is the pipeline: check the account and the date view's folder (a
+// refusal is a run that never started), sweep what killed runs left, bring
+// the views in line, find what went missing on disk, then list and
 // download, prune, and count.
 func (r *run) run(ctx context.Context, st *state.Store) (_ *Summary, err error) {
 	defer func() {
