@@ -54,6 +54,14 @@ func TestEveryEventKindIsPrintedAndDocumented(t *testing.T) {
 			"not moving A/x.jpg to the trash: not proven", "reason", "not proven"},
 		{backup.Event{Kind: backup.FileRestored, Path: "A/x.jpg"}, "restored",
 			"moved back from the trash (listed on the server again): A/x.jpg", "path", "A/x.jpg"},
+		{backup.Event{Kind: backup.FileWarning, Album: "A", Title: "x.jpg", FileID: 7, Err: errors.New("e")}, "warning",
+			"warning: A / x.jpg (file 7): e", "fileID", 7.0},
+		// A warning about a file's views concerns no one album: no empty
+		// album name before the title.
+		{backup.Event{Kind: backup.FileWarning, Title: "x.jpg", FileID: 7, Err: errors.New("e")}, "warning",
+			"quak: warning: x.jpg (file 7): e", "fileID", 7.0},
+		{backup.Event{Kind: backup.FileFailed, Title: "x.jpg", FileID: 7, Err: errors.New("e")}, "failed",
+			"quak: failed: x.jpg (file 7): e", "fileID", 7.0},
 	} {
 		var stdout, stderr bytes.Buffer
 		d := deps{stdout: &stdout, stderr: &stderr, now: func() time.Time { return time.Unix(0, 0) }}

@@ -195,7 +195,7 @@ func (p *printer) event(e backup.Event) {
 		}
 	case backup.FileFailed:
 		p.done++
-		p.line("failed: %s / %s (file %d): %v", e.Album, orUnknown(e.Title), e.FileID, e.Err)
+		p.line("failed: %s (file %d): %v", inAlbum(e.Album, e.Title), e.FileID, e.Err)
 	case backup.HashMismatch:
 		p.line("kept, but its content does not match Ente's hash: %s", e.Path)
 	case backup.AlbumFailed:
@@ -221,7 +221,7 @@ func (p *printer) event(e backup.Event) {
 	case backup.LocalRestored:
 		p.line("%s (it was missing or changed here): %s", p.verb("downloaded again", "would download again"), e.Path)
 	case backup.FileWarning:
-		p.line("warning: %s / %s (file %d): %v", e.Album, orUnknown(e.Title), e.FileID, e.Err)
+		p.line("warning: %s (file %d): %v", inAlbum(e.Album, e.Title), e.FileID, e.Err)
 	case backup.ViewsChanged:
 		p.line("%s the sidecars and date view to the folder's options: %d files changed, nothing downloaded",
 			p.verb("converted", "would convert"), e.Files)
@@ -253,7 +253,7 @@ func (p *printer) dryLine(e backup.Event) {
 	case backup.AlbumRenamed:
 		p.line("%s: %s", p.verb("moved the album folder to", "would move the album folder to"), e.Path)
 	case backup.FileSkipped:
-		p.line("left out by the filters: %s / %s", e.Album, orUnknown(e.Title))
+		p.line("left out by the filters: %s", inAlbum(e.Album, e.Title))
 	}
 }
 
@@ -269,6 +269,15 @@ func (p *printer) line(format string, args ...any) {
 	msg := fmt.Sprintf("quak: "+format, args...)
 	fmt.Fprintln(p.d.stderr, msg)
 	p.log.line(msg)
+}
+
+// inAlbum names a file as ALBUM / TITLE, or by its title alone when no
+// one album is concerned (a view of the file, say).
+func inAlbum(album, title string) string {
+	if album == "" {
+		return orUnknown(title)
+	}
+	return album + " / " + orUnknown(title)
 }
 
 func orUnknown(s string) string {
