@@ -103,12 +103,20 @@ func validToken(t string) bool {
 		return false
 	}
 	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+		if !alnum(t[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// alnum reports an ASCII letter or digit.
+func alnum(c byte) bool {
+	switch {
+	case '0' <= c && c <= '9', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+		return true
+	}
+	return false
 }
 
 // parseKey decodes the fragment: base58 below 50 characters, else hex
