@@ -137,6 +137,10 @@ func TestLinkClientReadsTheAlbum(t *testing.T) {
 	direct, err := c.DownloadObjectRange(ctx, rg.URL, 0, 9)
 	require.NoError(t, err)
 	assert.Len(t, readObject(t, direct), 10)
+	for _, r := range ls.rec.all() {
+		assert.False(t, r.URL.Query().Has("accessTokenJWT"), "no JWT without a password: %s", r.URL.Path)
+		assert.Empty(t, r.Header.Get("X-Auth-Access-Token-JWT"), r.URL.Path)
+	}
 }
 
 // PL.3: the credentials go where museum reads them and nowhere else: the
@@ -163,6 +167,8 @@ func TestLinkCredentialsGoToMuseumOnly(t *testing.T) {
 		require.NoError(t, err)
 		readObject(t, o)
 	}
+	_, err = c.VerifyPassword(ctx, ph)
+	require.NoError(t, err, "again, with a JWT and a device token at hand")
 
 	museum, store, withDevice := 0, 0, 0
 	for _, r := range ls.rec.all() {
@@ -200,7 +206,7 @@ func TestLinkCredentialsGoToMuseumOnly(t *testing.T) {
 			assert.Contains(t, []string{"/public-collection/info", "/public-collection/diff"}, path)
 		}
 	}
-	assert.Equal(t, 6, museum, "info, verify-password, info, diff, download, preview")
+	assert.Equal(t, 7, museum, "info, verify-password, info, diff, download, preview, verify-password")
 	assert.Equal(t, 2, store)
 	assert.Equal(t, 2, withDevice, "the second info and the diff")
 }
@@ -376,6 +382,47 @@ func TestOtherLinkAnswersStayApiErrors(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.True(t, ae.ObjectStore, "the store's 404")
 	assert.False(t, errors.As(err, &le))
+}
+
+// Refusals are told apart by museum's words only where museum says them:
+// an object store's answer is never a refusal of the link, whatever it says.
+func TestOnlyMuseumRefusesALink(t *testing.T) {
+	ls := newLinkSetup(t, enteapitest.Config{}, enteapitest.LinkOptions{}, 1)
+	c := ls.client(t, linkUA)
+	f := ls.files[0]
+	ls.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", ls.alice.ID, f.ID),
+		enteapitest.StatusBody(403, `{"code":"LINK_DEVICE_LIMIT_EXCEEDED"}`),
+		enteapitest.StatusBody(410, `{"error":"disabled token"}`))
+	for range 2 {
+		_, err := c.DownloadFile(context.Background(), f.ID)
+		var ae *errs.ApiError
+		require.ErrorAs(t, err, &ae)
+		assert.True(t, ae.ObjectStore)
+	}
+}
+
+// museum's words beyond those PL.4 lists: a 401 {} away from
+// verify-password, a 410 that says something new.
+func TestUnlistedRefusalsFallBackByStatus(t *testing.T) {
+	ls := newLinkSetup(t, enteapitest.Config{}, enteapitest.LinkOptions{}, 1)
+	c := ls.client(t, linkUA)
+	ls.s.Inject("GET /public-collection/info", enteapitest.StatusBody(401, `{}`), enteapitest.StatusBody(410, `{"error":"gone fishing"}`),
+		enteapitest.StatusBody(401, `{"error":"token expired"}`), enteapitest.StatusBody(403, `{}`))
+	for _, want := range []error{apiclient.ErrLinkUnknown, apiclient.ErrLinkDisabled, apiclient.ErrLinkUnknown} {
+		_, err := c.Info(context.Background())
+		assert.ErrorIs(t, err, want)
+	}
+	_, err := c.Info(context.Background())
+	var le *apiclient.LinkError
+	assert.False(t, errors.As(err, &le), "a 403 without the device code is no refusal of the link")
+}
+
+func TestVerifyPasswordWithoutATokenIsAnError(t *testing.T) {
+	ls := newLinkSetup(t, enteapitest.Config{}, enteapitest.LinkOptions{Password: "pw"}, 0)
+	ls.s.Inject("POST /public-collection/verify-password", enteapitest.StatusBody(200, `{}`))
+	_, err := ls.client(t, linkUA).VerifyPassword(context.Background(), "eA==")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no token")
 }
 
 func TestLinkInfoWithoutSettingsIsAnError(t *testing.T) {
