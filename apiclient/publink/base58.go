@@ -35,9 +35,8 @@ func EncodeBase58(b []byte) string {
 	for zeros < len(b) && b[zeros] == 0 {
 		zeros++
 	}
-	// Base 256 to base 58, most significant digit first; log(256)/log(58)
-	// < 1.37, so len*138/100+1 digits are enough.
-	digits := make([]byte, 0, (len(b)-zeros)*138/100+1)
+	// Base 256 to base 58, most significant digit first.
+	var digits []byte
 	for _, v := range b[zeros:] {
 		carry := int(v)
 		for i := len(digits) - 1; i >= 0; i-- {

@@ -129,6 +129,13 @@ func TestParseReadsTokenKeyAndHost(t *testing.T) {
 	}
 }
 
+func TestParseTakesTokensUpTo64Characters(t *testing.T) {
+	tok := strings.Repeat("A", 64)
+	l, err := publink.Parse("https://albums.ente.com/?t=" + tok + "#" + vectorKeyBase58)
+	require.NoError(t, err)
+	assert.Equal(t, tok, l.AccessToken)
+}
+
 // The query's t wins over the path, as in Ente's albums app.
 func TestParsePrefersTheQueryToken(t *testing.T) {
 	l, err := publink.Parse("https://albums.ente.com/PATHTOKEN?t=QUERYTOKEN#" + vectorKeyBase58)
