@@ -1,6 +1,8 @@
 // Package apiclient talks to Ente's API server (museum) and its object
-// store. Each call makes one attempt and turns any non-2xx answer into
-// *errs.ApiError; retrying is the caller's choice, made with package retry.
+// store, for an account or for a public album link. Each call makes one
+// attempt and turns any non-2xx answer into *errs.ApiError (or *LinkError
+// when museum refuses a link); retrying is the caller's choice, made with
+// package retry.
 package apiclient
 
 import (
@@ -136,7 +138,8 @@ func (c *Client) secrets() []string {
 }
 
 // send performs req and returns the response when it is 2xx or a redirect;
-// anything else becomes *errs.ApiError. Errors never carry a query string.
+// anything else becomes *errs.ApiError, or *LinkError when museum itself
+// refuses a public link (linkRefusal). Errors never carry a query string.
 func (c *Client) send(req *http.Request) (*http.Response, error) {
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -198,6 +198,11 @@ func TestLinkCredentialsGoToMuseumOnly(t *testing.T) {
 			assert.Equal(t, ls.url.AccessToken, h.Get("X-Auth-Access-Token"), path)
 			assert.Empty(t, r.URL.Query().Get("accessToken"), path)
 		}
+		if r.Method == "POST" {
+			assert.Equal(t, "application/json", h.Get("Content-Type"), path)
+		} else {
+			assert.Empty(t, h.Get("Content-Type"), path)
+		}
 		wantJWT := path == "/public-collection/diff"
 		assert.Equal(t, wantJWT, h.Get("X-Auth-Access-Token-JWT") != "", "JWT header on %s", path)
 		if dt := h.Get("X-Auth-Link-Device-Token"); dt != "" {
@@ -363,11 +368,14 @@ func TestOtherLinkAnswersStayApiErrors(t *testing.T) {
 	c := ls.client(t, linkUA)
 	ctx := context.Background()
 	ls.s.Inject("GET /public-collection/diff", enteapitest.RateLimited(), enteapitest.Status(503))
-	for _, want := range []int{429, 503} {
+	for _, want := range []errs.ApiError{
+		{Method: "GET", Path: "/public-collection/diff", Status: 429, Message: "Rate limit breached, try later"},
+		{Method: "GET", Path: "/public-collection/diff", Status: 503},
+	} {
 		_, err := c.Diff(ctx, 0)
 		var ae *errs.ApiError
 		require.ErrorAs(t, err, &ae)
-		assert.Equal(t, want, ae.Status)
+		assert.Equal(t, want, *ae, "no secret of a link without password or device token changes the message")
 		assert.Equal(t, retry.Transient, retry.Classify(err))
 	}
 	_, err := c.DownloadFile(ctx, 999999)

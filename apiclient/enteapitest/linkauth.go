@@ -131,10 +131,7 @@ func clientIP(r *http.Request) string {
 	if xr := strings.TrimSpace(r.Header.Get("X-Real-IP")); net.ParseIP(xr) != nil {
 		return xr
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
+	host, _, _ := net.SplitHostPort(r.RemoteAddr) // net/http's is always host:port
 	return host
 }
 
@@ -213,8 +210,8 @@ func (s *Server) admit(l *Link, row linkRow, r *http.Request, tok, ip, ua string
 // year or until the link expires (PL.5); s.mu is held.
 func (s *Server) deviceToken(linkID, tok string, validTill int64) string {
 	exp := s.clock + deviceTokenLife
-	if validTill > 0 && validTill < exp {
-		exp = validTill
+	if validTill > 0 {
+		exp = min(exp, validTill)
 	}
 	return signJWT(s.links.secret, deviceClaim{Typ: "link-device", Scope: "collection", LinkID: linkID,
 		ATH: s.tokenHMAC(tok), IssuedAt: s.clock, Expiry: exp, Issuer: "museum", Audience: "public-link-device"})
@@ -245,10 +242,10 @@ func signJWT(secret []byte, claims any) string {
 // parseJWT reads the claims of a JWT signed with secret; false for
 // anything else.
 func parseJWT(secret []byte, tok string, claims any) bool {
-	i := strings.LastIndexByte(tok, '.')
-	if i < 0 || !strings.HasPrefix(tok, jwtHeader+".") {
+	if !strings.HasPrefix(tok, jwtHeader+".") {
 		return false
 	}
+	i := strings.LastIndexByte(tok, '.') // at least the one after the header
 	sig, err := base64.RawURLEncoding.DecodeString(tok[i+1:])
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte(tok[:i]))

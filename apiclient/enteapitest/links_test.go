@@ -125,7 +125,7 @@ func TestOwnerRoutesMakeChangeAndDeleteALink(t *testing.T) {
 	assert.Equal(t, 404, put(map[string]any{"deviceLimit": 2}).status, "no link yet")
 
 	born := albumTime(t, s, alice, a.ID)
-	created := post(map[string]any{"collectionID": a.ID, "deviceLimit": 7})
+	created := post(map[string]any{"collectionID": a.ID, "deviceLimit": 7, "enableCollect": true, "enableJoin": false})
 	require.Equal(t, 200, created.status)
 	var res struct {
 		Result map[string]any `json:"result"`
@@ -133,7 +133,8 @@ func TestOwnerRoutesMakeChangeAndDeleteALink(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(created.body), &res))
 	assert.Equal(t, true, res.Result["enableDownload"])
 	assert.Equal(t, false, res.Result["passwordEnabled"])
-	assert.Equal(t, true, res.Result["enableJoin"], "enableJoin defaults to true")
+	assert.Equal(t, true, res.Result["enableCollect"])
+	assert.Equal(t, false, res.Result["enableJoin"])
 	assert.EqualValues(t, 7, res.Result["deviceLimit"])
 	url := res.Result["url"].(string)
 	assert.Regexp(t, `^https://albums\.ente\.com/\?t=[2-9A-Z]{10}$`, url, "museum's url has no fragment")
@@ -195,6 +196,7 @@ func TestOwnerRoutesMakeChangeAndDeleteALink(t *testing.T) {
 	reminted := post(map[string]any{"collectionID": a.ID})
 	require.Equal(t, 200, reminted.status)
 	assert.NotContains(t, reminted.body, token, "a new link has a new token")
+	assert.Contains(t, reminted.body, `"enableJoin":true`, "enableJoin defaults to true")
 	assert.Equal(t, 410, call(t, s, req{path: "/public-collection/info", hdr: as(token, "ua-a")}).status,
 		"the old token stays off")
 }
@@ -232,8 +234,9 @@ func TestExpiredAndLapsedLinksAnswer410(t *testing.T) {
 	f := newLinkFixture(t, enteapitest.LinkOptions{})
 	hdr := as(f.link.Token(), "ua-a")
 	f.link.SetValidTill(f.s.ServerTime() + 10)
-	require.Equal(t, 200, call(t, f.s, req{path: f.info, hdr: hdr}).status)
-	f.s.Advance(time.Second)
+	f.s.Advance(10 * time.Microsecond)
+	require.Equal(t, 200, call(t, f.s, req{path: f.info, hdr: hdr}).status, "valid through validTill")
+	f.s.Advance(time.Microsecond)
 	got := call(t, f.s, req{path: f.info, hdr: hdr})
 	assert.Equal(t, 410, got.status)
 	assert.JSONEq(t, `{"error":"expired token"}`, got.body)
@@ -297,12 +300,14 @@ func TestLinkDiffIsTheOwnersDiff(t *testing.T) {
 	assert.False(t, page.HasMore)
 	since := max(page.Diff[0].UpdationTime, page.Diff[1].UpdationTime)
 
-	f.files[1].Trash()
+	got = call(t, f.s, req{path: fmt.Sprintf("/public-collection/diff?sinceTime=%d", since), hdr: hdr})
+	assert.JSONEq(t, `{"diff":[],"hasMore":false}`, got.body, "strictly after sinceTime")
+	f.files[0].Trash()
 	got = call(t, f.s, req{path: fmt.Sprintf("/public-collection/diff?sinceTime=%d", since), hdr: hdr})
 	require.NoError(t, json.Unmarshal([]byte(got.body), &page))
 	require.Len(t, page.Diff, 1)
 	assert.True(t, page.Diff[0].IsDeleted, "a trashed file arrives as a deletion")
-	trashed := fmt.Sprintf("/public-collection/files/download/%d", f.files[1].ID)
+	trashed := fmt.Sprintf("/public-collection/files/download/%d", f.files[0].ID)
 	assert.Equal(t, 403, call(t, f.s, req{path: trashed, hdr: hdr}).status, "PL.3: not live in the album")
 
 	missing := call(t, f.s, req{path: "/public-collection/diff", hdr: hdr})
@@ -378,9 +383,9 @@ func TestPasswordLinkNeedsAJWTOfTheCurrentPassword(t *testing.T) {
 	garbage := call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-a", "X-Auth-Access-Token-JWT", jwt.JWT+"x")})
 	assert.Equal(t, 401, garbage.status)
 
-	f.s.Advance(364 * 24 * time.Hour)
+	f.s.Advance(365 * 24 * time.Hour)
 	assert.Equal(t, 200, call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-a", "X-Auth-Access-Token-JWT", jwt.JWT)}).status)
-	f.s.Advance(2 * 24 * time.Hour)
+	f.s.Advance(time.Microsecond)
 	assert.Equal(t, 401, call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-a", "X-Auth-Access-Token-JWT", jwt.JWT)}).status,
 		"a JWT lasts 365 days")
 	jwt.JWT = passJWT(t, f, "hunter2", p.Nonce)
@@ -414,7 +419,9 @@ func TestVerifyPasswordIsLimitedPerIP(t *testing.T) {
 	assert.JSONEq(t, `{"error":"Rate limit breached, try later"}`, over.body)
 	assert.Equal(t, 401, try("ZZZZZZZZZZ"), "the token is checked first")
 	assert.Equal(t, 401, try(f.link.Token(), "X-Forwarded-For", "198.51.100.7"), "another IP has its own count")
-	f.s.Advance(61 * time.Second)
+	f.s.Advance(time.Minute - time.Microsecond)
+	assert.Equal(t, 429, try(f.link.Token()), "the same minute")
+	f.s.Advance(time.Microsecond)
 	assert.Equal(t, 401, try(f.link.Token()), "a new minute")
 }
 
@@ -433,6 +440,8 @@ func TestDeviceLimitCountsIPAndUserAgentPairs(t *testing.T) {
 	assert.Equal(t, 307, call(t, f.s, req{path: f.dlPath, hdr: as(tok, "ua-c")}).status, "downloads are not checked")
 	assert.Equal(t, 403, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a", "X-Forwarded-For", "198.51.100.7")}).status,
 		"the same UA from another IP is another device")
+	assert.Equal(t, 403, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a", "X-Real-IP", "198.51.100.8")}).status,
+		"X-Real-IP names another IP too")
 	assert.Equal(t, 2, f.link.Devices())
 
 	f.link.SetDeviceLimit(1)
@@ -497,7 +506,10 @@ func TestDeviceTokenIsRenewedWhenItsEndIsNear(t *testing.T) {
 	dt := call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a")}).header.Get("X-Ente-Link-Device-Token")
 	require.NotEmpty(t, dt)
 	assert.Empty(t, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a", "X-Auth-Link-Device-Token", dt)}).header.Get("X-Ente-Link-Device-Token"))
-	f.s.Advance(11 * 24 * time.Hour)
+	f.s.Advance(10 * 24 * time.Hour)
+	assert.Empty(t, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a", "X-Auth-Link-Device-Token", dt)}).header.Get("X-Ente-Link-Device-Token"),
+		"30 days left: not yet")
+	f.s.Advance(time.Microsecond)
 	assert.NotEmpty(t, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a", "X-Auth-Link-Device-Token", dt)}).header.Get("X-Ente-Link-Device-Token"),
 		"under 30 days left: renewed")
 }
@@ -577,4 +589,62 @@ func albumTime(t *testing.T, s *enteapitest.Server, u *enteapitest.User, id int6
 	}
 	t.Fatalf("album %d not listed", id)
 	return 0
+}
+
+// PL.3: the link's diff pages as the owner's: ascending updationTime, a
+// page never splitting one time, so it can be longer than the page size.
+func TestLinkDiffPagesWithoutSplittingATime(t *testing.T) {
+	s := enteapitest.New(enteapitest.Config{PageSize: 2})
+	defer s.Close()
+	a := s.AddUser("alice@example.org", "a", enteapitest.UserOptions{}).AddAlbum("x")
+	first := a.AddFile(enteapitest.FileSpec{Title: "first.jpg", Data: []byte("1")})
+	s.Freeze()
+	for i := range 3 {
+		a.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("same%d.jpg", i), Data: []byte{byte(i)}})
+	}
+	s.Unfreeze()
+	a.AddFile(enteapitest.FileSpec{Title: "last.jpg", Data: []byte("l")})
+	first.Edit(func(fs *enteapitest.FileSpec) { fs.Caption = "now the newest" })
+	l := a.ShareLink(enteapitest.LinkOptions{})
+	var sizes []int
+	var times []int64
+	var since int64
+	for {
+		got := call(t, s, req{path: fmt.Sprintf("/public-collection/diff?sinceTime=%d", since), hdr: as(l.Token(), "ua-a")})
+		require.Equal(t, 200, got.status)
+		var page struct {
+			Diff []struct {
+				ID           int64 `json:"id"`
+				UpdationTime int64 `json:"updationTime"`
+			} `json:"diff"`
+			HasMore bool `json:"hasMore"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(got.body), &page))
+		sizes = append(sizes, len(page.Diff))
+		for _, e := range page.Diff {
+			times = append(times, e.UpdationTime)
+			since = max(since, e.UpdationTime)
+		}
+		if !page.HasMore {
+			break
+		}
+	}
+	assert.Equal(t, []int{3, 2}, sizes, "three files of one time in the first page of 2")
+	assert.IsNonDecreasing(t, times)
+	assert.Equal(t, times[0], times[2], "the frozen three lead")
+}
+
+// PL.4: the cache keeps a row, expiry included: a cached pair is refused
+// the moment the expiry it cached has passed.
+func TestACachedLinkStillExpires(t *testing.T) {
+	f := newLinkFixture(t, enteapitest.LinkOptions{})
+	f.link.SetValidTill(f.s.ServerTime() + 10)
+	hdr := as(f.link.Token(), "ua-a")
+	require.Equal(t, 307, call(t, f.s, req{path: f.dlPath, hdr: hdr}).status)
+	f.s.Advance(10 * time.Microsecond)
+	assert.Equal(t, 307, call(t, f.s, req{path: f.dlPath, hdr: hdr}).status, "valid through validTill")
+	f.s.Advance(time.Microsecond)
+	got := call(t, f.s, req{path: f.dlPath, hdr: hdr})
+	assert.Equal(t, 410, got.status)
+	assert.JSONEq(t, `{"error":"expired token"}`, got.body)
 }
