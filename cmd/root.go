@@ -238,6 +238,8 @@ func exitCodeFor(err error) int {
 		return exitOK
 	case errors.Is(err, context.Canceled):
 		return exitInterrupt
+	case isLinkRefusal(err):
+		return linkExitCode(err)
 	case errors.As(err, &pe), errors.As(err, &qe):
 		return exitPartial
 	case errors.Is(err, folder.ErrLocked), errors.Is(err, thumbnails.ErrBackupBusy):
@@ -279,6 +281,8 @@ func hintFor(err error, code int, command string) string {
 		return "" // each folder's error came with its own hint
 	case code == exitLocked:
 		return "wait for the other run to finish; the lock goes away with it"
+	case isLinkRefusal(err):
+		return linkHint(err, command)
 	case errors.As(err, &me):
 		if len(me.near) == 0 {
 			return "run `" + command + " --help`"
