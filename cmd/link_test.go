@@ -2,14 +2,18 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/apiclient/publink"
 	"github.com/quak-photos/quak/download/folder"
@@ -146,4 +150,60 @@ func TestBackupLinkOfASelfHostedServerNeedsEndpoint(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "photos.example.org")
 	assert.Contains(t, errOut, "--endpoint")
+}
+
+// inFlight counts the object downloads in flight through it, holding the
+// first ones until hold of them are in flight at once, so that a run that
+// would have more in flight shows it.
+type inFlight struct {
+	base      http.RoundTripper
+	mu        sync.Mutex
+	now, most int
+	hold      int
+	release   chan struct{}
+}
+
+func (f *inFlight) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !strings.Contains(r.URL.Path, "/store/") {
+		return f.base.RoundTrip(r)
+	}
+	f.mu.Lock()
+	f.now++
+	f.most = max(f.most, f.now)
+	if f.now == f.hold {
+		close(f.release)
+	}
+	f.mu.Unlock()
+	select {
+	case <-f.release:
+	case <-r.Context().Done():
+	}
+	defer func() {
+		f.mu.Lock()
+		f.now--
+		f.mu.Unlock()
+	}()
+	return f.base.RoundTrip(r)
+}
+
+func TestBackupLinkDownloadsAtMostFourAtOnce(t *testing.T) {
+	e, s, a, dir := linkSetup(t)
+	for i := 0; i < 10; i++ {
+		a.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("n%d.jpg", i), Size: 100, Seed: byte(10 + i)})
+	}
+	fl := &inFlight{base: http.DefaultTransport, hold: linkMaxConcurrency, release: make(chan struct{})}
+	e.transport = fl
+	code, _, errOut := e.run("backup", "--link-file", linkFile(t, a.ShareLink(enteapitest.LinkOptions{})), "--endpoint", s.URL(), dir)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, 4, fl.most)
+	assert.Equal(t, 4, linkMaxConcurrency)
+}
+
+func TestBackupLinkConcurrencyTheUserAsksFor(t *testing.T) {
+	o := &backupOpts{concurrency: 8}
+	bo := backupOptions(deps{}, o, "dir", &runSource{who: &account.Account{}, maxConcurrency: linkMaxConcurrency}, &printer{})
+	assert.Equal(t, 8, bo.Concurrency)
+	bo = backupOptions(deps{}, &backupOpts{}, "dir", &runSource{who: &account.Account{}, maxConcurrency: linkMaxConcurrency}, &printer{})
+	assert.Equal(t, 4, bo.MaxConcurrency)
+	assert.Zero(t, bo.Concurrency)
 }

@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // isLinkRefusal reports an error that ends a public link's backup because
@@ -47,4 +49,26 @@ func linkHint(err error, command string) string {
 		return "the album's owner must renew their Ente subscription for the link to work again"
 	}
 	return ""
+}
+
+// checkLinkSession is checkSession for a folder that follows a public
+// link: whether the link still opens its album, asked of the server.
+func checkLinkSession(ctx context.Context, d deps, n *netFlags, dir, _ string, _ *folder.RunRecord) (string, *folder.Problem) {
+	sec, err := linkSecrets(d, &linkFlags{}, dir)
+	if err != nil {
+		return "could not be checked: " + err.Error(), nil
+	}
+	c, err := linkClient(d, n, sec)
+	if err != nil {
+		return "could not be checked: " + err.Error(), nil
+	}
+	_, err = c.Info(ctx)
+	var le *apiclient.LinkError
+	switch {
+	case errors.As(err, &le):
+		return "the link no longer works", &folder.Problem{Kind: folder.LoggedOut, Msg: "the " + sec.String() + " no longer works: " + le.Reason.Error()}
+	case err != nil:
+		return "could not be checked: " + err.Error(), nil
+	}
+	return "the " + sec.String() + " works", nil
 }

@@ -116,3 +116,39 @@ func TestBackupLinkStopsAtTheDeviceLimitWithoutTryingAgain(t *testing.T) {
 	assert.Equal(t, 2, s.Requests("GET /public-collection/info"), "one request of quak's, never repeated")
 	assert.Equal(t, 1, l.Devices())
 }
+
+func TestLinkFolderWithStatusVerifyAndAll(t *testing.T) {
+	e, s, a, dir := linkSetup(t)
+	l := a.ShareLink(enteapitest.LinkOptions{})
+	code, _, errOut := e.run("backup", "--link-file", linkFile(t, l), "--endpoint", s.URL(), dir)
+	require.Equal(t, exitOK, code, errOut)
+
+	code, out, errOut := e.run("status", dir)
+	assert.Equal(t, exitOK, code, out+errOut)
+	assert.Contains(t, out, "a public link's album")
+	assert.Contains(t, out, "works")
+	code, out, _ = e.run("verify", dir)
+	assert.Equal(t, exitOK, code, out)
+
+	a.AddFile(enteapitest.FileSpec{Title: "c.jpg", Size: 100, Seed: 3})
+	code, out, errOut = e.run("backup", "--all")
+	assert.Equal(t, exitOK, code, out+errOut)
+	assert.Contains(t, out, "== a public link on "+s.URL())
+	assert.FileExists(t, filepath.Join(dir, "Grandma", "c.jpg"))
+
+	l.Disable()
+	code, out, errOut = e.run("status", dir)
+	assert.Equal(t, exitLogin, code, out+errOut)
+	assert.Contains(t, errOut, "no longer works")
+	noSecrets(t, "the output", out+errOut, secretsOf(t, l, dir))
+}
+
+func TestAccountsListsALinkFolderAsNeedingNoLogin(t *testing.T) {
+	e, s, a, dir := linkSetup(t)
+	code, _, errOut := e.run("backup", "--link-file", linkFile(t, a.ShareLink(enteapitest.LinkOptions{})), "--endpoint", s.URL(), dir)
+	require.Equal(t, exitOK, code, errOut)
+	code, out, errOut := e.run("accounts")
+	assert.Equal(t, exitOK, code, out+errOut)
+	assert.Contains(t, out, "a public link's album")
+	assert.Contains(t, out, dir)
+}

@@ -121,7 +121,11 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	session := "not checked (--offline)"
 	if !o.offline {
 		var p *folder.Problem
-		session, p = checkSession(ctx, d, &o.net, f.Dir, o.multi.account, h.Last)
+		check := checkSession
+		if f.HasLink() {
+			check = checkLinkSession
+		}
+		session, p = check(ctx, d, &o.net, f.Dir, o.multi.account, h.Last)
 		if p != nil {
 			h.Problems = append([]folder.Problem{*p}, h.Problems...)
 		}
@@ -181,7 +185,11 @@ func checkSession(ctx context.Context, d deps, n *netFlags, dir, email string, l
 func writeStatus(w io.Writer, dir string, h *folder.Health, session string, free int64, now time.Time) {
 	last, c := h.Last, h.Last.Counts
 	fmt.Fprintf(w, "Backup:        %s\n", dir)
-	fmt.Fprintf(w, "Account:       %s (user %d) on %s\n", last.Email, last.UserID, last.Endpoint)
+	if last.Email == "" && last.UserID == 0 {
+		fmt.Fprintf(w, "Account:       none: a public link's album, on %s\n", last.Endpoint)
+	} else {
+		fmt.Fprintf(w, "Account:       %s (user %d) on %s\n", last.Email, last.UserID, last.Endpoint)
+	}
 	fmt.Fprintf(w, "Session:       %s\n", session)
 	fmt.Fprintf(w, "Last run:      %s to %s (%s ago), %s: %d new, %d linked, %d metadata updates, %d failed (exit code %d)\n",
 		last.Start.Format(time.RFC3339), last.End.Format(time.RFC3339), folder.Ago(now.Sub(last.End)), last.Outcome,
