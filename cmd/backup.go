@@ -123,11 +123,20 @@ A first backup into a folder inside another backup (an album folder), or
 into one that holds other backups up to three folders down, is refused
 (exit 5), naming them: --allow-nested insists.
 
+With --link-file FILE (or --link URL, which others can see in ps), DIR is
+the backup of one album shared as an Ente public link, with no account:
+the folder keeps the link, with its password's token, in DIR/.quak/link.json
+(mode 0600), so later runs and --all need only DIR. A link whose owner
+turned downloads off is refused (exit 7); a password is asked once (or read
+from --password-file); at most 4 files download at once unless
+--concurrency says more. See docs/links.md.
+
 ` + exitHelp(map[int]string{
 			exitOK:          "everything saved",
 			exitPartial:     "some files failed (named on stderr; retried first on the next run)",
 			exitLocked:      "another quak run holds DIR's lock",
-			exitUnusableDir: "DIR is unusable: missing, not writable, or the backup of another account",
+			exitUnusableDir: "DIR is unusable: missing, not writable, or the backup of another account or link",
+			exitNoDownload:  "",
 			exitTempFail: "the server or its object store could not be reached (refused, or several files in a row " +
 				"could not connect): the run stopped at once, files not tried are not failed; try again later",
 			exitFatal: "", exitLogin: "", exitUsage: "", exitInterrupt: "", exitTerminated: "",
