@@ -140,6 +140,8 @@ func TestLinkFolderWithStatusVerifyAndAll(t *testing.T) {
 	code, out, errOut = e.run("status", dir)
 	assert.Equal(t, exitLogin, code, out+errOut)
 	assert.Contains(t, errOut, "no longer works")
+	assert.Contains(t, errOut, "hint: ask the album's owner for a new link")
+	assert.NotContains(t, errOut, "quak login")
 	noSecrets(t, "the output", out+errOut, secretsOf(t, l, dir))
 }
 

@@ -276,9 +276,12 @@ func hintFor(err error, code int, command string) string {
 	var de *folder.DirError
 	var ie *account.InsecureFileError
 	var ue *backup.UnreachableError
+	var se *statusError
 	switch {
 	case errors.As(err, &fe):
 		return "" // each folder's error came with its own hint
+	case errors.As(err, &se) && se.hint != "":
+		return se.hint
 	case code == exitLocked:
 		return "wait for the other run to finish; the lock goes away with it"
 	case isLinkRefusal(err):

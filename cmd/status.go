@@ -72,6 +72,7 @@ recorded by quak backup, each checked with its own account's session.
 type statusError struct {
 	code int
 	msg  string
+	hint string // what to do, when the code's usual hint does not fit
 }
 
 func (e *statusError) Error() string { return e.msg }
@@ -144,7 +145,11 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	for _, p := range h.Problems {
 		msgs = append(msgs, p.Msg)
 	}
-	return &statusError{code: code, msg: "backup not healthy: " + strings.Join(msgs, "; ")}
+	se := &statusError{code: code, msg: "backup not healthy: " + strings.Join(msgs, "; ")}
+	if code == exitLogin && f.HasLink() {
+		se.hint = "ask the album's owner for a new link, then run `quak backup --link-file FILE " + dir + "`"
+	}
+	return se
 }
 
 // createIn makes and removes a file in dir; tests replace it to stand for
