@@ -3,7 +3,6 @@ package enteapitest_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/crypto/argon2"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/apiclient/publink"
@@ -335,188 +333,6 @@ func TestLinkDownloadsRedirectWithoutEnforcingEnableDownload(t *testing.T) {
 
 // PL.6: /info works before the password; everything else needs a JWT of
 // the current password, in the header or the query.
-func TestPasswordLinkNeedsAJWTOfTheCurrentPassword(t *testing.T) {
-	f := newLinkFixture(t, enteapitest.LinkOptions{Password: "hunter2"})
-	tok := f.link.Token()
-	hdr := as(tok, "ua-a")
-	info := call(t, f.s, req{path: f.info, hdr: hdr})
-	require.Equal(t, 200, info.status)
-	var out struct {
-		Collection struct {
-			PublicURLs []struct {
-				PasswordEnabled bool   `json:"passwordEnabled"`
-				Nonce           string `json:"nonce"`
-				OpsLimit        uint32 `json:"opsLimit"`
-				MemLimit        uint64 `json:"memLimit"`
-			} `json:"publicURLs"`
-		} `json:"collection"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(info.body), &out))
-	p := out.Collection.PublicURLs[0]
-	assert.True(t, p.PasswordEnabled)
-	assert.NotEmpty(t, p.Nonce)
-	assert.EqualValues(t, 1, p.OpsLimit)
-	assert.EqualValues(t, 8<<10, p.MemLimit)
-
-	for _, path := range []string{f.diff, f.dlPath} {
-		got := call(t, f.s, req{path: path, hdr: hdr})
-		assert.Equal(t, 401, got.status, path)
-		assert.JSONEq(t, `{"error":{}}`, got.body, path)
-	}
-	verify := func(passHash string) answer {
-		return call(t, f.s, req{method: "POST", path: "/public-collection/verify-password", hdr: hdr,
-			body: map[string]string{"passHash": passHash}})
-	}
-	wrong := verify("d3Jvbmc=")
-	assert.Equal(t, 401, wrong.status)
-	assert.JSONEq(t, `{}`, wrong.body)
-
-	right := verify(passHash(t, "hunter2", p.Nonce, p.OpsLimit, p.MemLimit))
-	require.Equal(t, 200, right.status)
-	var jwt struct {
-		JWT string `json:"jwtToken"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(right.body), &jwt))
-	require.NotEmpty(t, jwt.JWT)
-	assert.Equal(t, 200, call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-a", "X-Auth-Access-Token-JWT", jwt.JWT)}).status)
-	assert.Equal(t, 307, call(t, f.s, req{path: f.dlPath + "?accessToken=" + tok + "&accessTokenJWT=" + jwt.JWT}).status)
-	garbage := call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-a", "X-Auth-Access-Token-JWT", jwt.JWT+"x")})
-	assert.Equal(t, 401, garbage.status)
-
-	f.s.Advance(365 * 24 * time.Hour)
-	assert.Equal(t, 200, call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-a", "X-Auth-Access-Token-JWT", jwt.JWT)}).status)
-	f.s.Advance(time.Microsecond)
-	assert.Equal(t, 401, call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-a", "X-Auth-Access-Token-JWT", jwt.JWT)}).status,
-		"a JWT lasts 365 days")
-	jwt.JWT = passJWT(t, f, "hunter2", p.Nonce)
-
-	f.link.SetPassword("changed")
-	got := call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-a", "X-Auth-Access-Token-JWT", jwt.JWT)})
-	assert.Equal(t, 401, got.status, "a JWT of the old password")
-	f.link.SetPassword("")
-	assert.Equal(t, 200, call(t, f.s, req{path: f.diff, hdr: hdr}).status, "no password: no JWT needed")
-	noPassword := verify("d3Jvbmc=")
-	assert.Equal(t, 400, noPassword.status, "verify-password on a link without one")
-}
-
-// PL.6: 10 verify-password requests a minute per IP across all links,
-// whatever their answer, counted only once the token passed [museum: the
-// 11th of a minute was 429, a 400 among the ten].
-func TestVerifyPasswordIsLimitedPerIP(t *testing.T) {
-	f := newLinkFixture(t, enteapitest.LinkOptions{Password: "hunter2"})
-	try := func(token string, extra ...string) int {
-		return call(t, f.s, req{method: "POST", path: "/public-collection/verify-password",
-			hdr: as(token, "ua-a", extra...), body: map[string]string{"passHash": "d3Jvbmc="}}).status
-	}
-	open := f.alice.AddAlbum("open").ShareLink(enteapitest.LinkOptions{})
-	require.Equal(t, 400, try(open.Token()), "a link without a password")
-	for i := range 9 {
-		require.Equal(t, 401, try(f.link.Token()), "attempt %d", i+2)
-	}
-	over := call(t, f.s, req{method: "POST", path: "/public-collection/verify-password",
-		hdr: as(f.link.Token(), "ua-a"), body: map[string]string{"passHash": "d3Jvbmc="}})
-	assert.Equal(t, 429, over.status)
-	assert.JSONEq(t, `{"error":"Rate limit breached, try later"}`, over.body)
-	assert.Equal(t, 401, try("ZZZZZZZZZZ"), "the token is checked first")
-	assert.Equal(t, 401, try(f.link.Token(), "X-Forwarded-For", "198.51.100.7"), "another IP has its own count")
-	f.s.Advance(time.Minute - time.Microsecond)
-	assert.Equal(t, 429, try(f.link.Token()), "the same minute")
-	f.s.Advance(time.Microsecond)
-	assert.Equal(t, 401, try(f.link.Token()), "a new minute")
-}
-
-// PL.5: a device is (IP, User-Agent); /info and /diff admit it, other
-// routes never check.
-func TestDeviceLimitCountsIPAndUserAgentPairs(t *testing.T) {
-	f := newLinkFixture(t, enteapitest.LinkOptions{DeviceLimit: 2})
-	tok := f.link.Token()
-	assert.Equal(t, 200, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a")}).status)
-	assert.Equal(t, 200, call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-b")}).status)
-	for _, path := range []string{f.info, f.diff} {
-		got := call(t, f.s, req{path: path, hdr: as(tok, "ua-c")})
-		assert.Equal(t, 403, got.status, path)
-		assert.JSONEq(t, `{"code":"LINK_DEVICE_LIMIT_EXCEEDED","message":"Public link device limit reached"}`, got.body)
-	}
-	assert.Equal(t, 307, call(t, f.s, req{path: f.dlPath, hdr: as(tok, "ua-c")}).status, "downloads are not checked")
-	assert.Equal(t, 403, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a", "X-Forwarded-For", "198.51.100.7")}).status,
-		"the same UA from another IP is another device")
-	assert.Equal(t, 403, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a", "X-Real-IP", "198.51.100.8")}).status,
-		"X-Real-IP names another IP too")
-	assert.Equal(t, 2, f.link.Devices())
-
-	f.link.SetDeviceLimit(1)
-	assert.Equal(t, 200, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-b")}).status, "a device seen before stays in")
-}
-
-func TestDeviceLimit50Means500(t *testing.T) {
-	f := newLinkFixture(t, enteapitest.LinkOptions{DeviceLimit: 50})
-	for i := range 51 {
-		require.Equal(t, 200, call(t, f.s, req{path: f.info, hdr: as(f.link.Token(), fmt.Sprintf("ua-%d", i))}).status, i)
-	}
-	f.link.SetDeviceLimit(49)
-	assert.Equal(t, 403, call(t, f.s, req{path: f.info, hdr: as(f.link.Token(), "ua-new")}).status)
-}
-
-// PL.5: /info mints a device token; sent back on /info or /diff it admits
-// the request whatever its (IP, User-Agent), recording nothing.
-func TestDeviceTokenAdmitsAnotherUserAgent(t *testing.T) {
-	f := newLinkFixture(t, enteapitest.LinkOptions{DeviceLimit: 1})
-	tok := f.link.Token()
-	first := call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a")})
-	require.Equal(t, 200, first.status)
-	dt := first.header.Get("X-Ente-Link-Device-Token")
-	require.NotEmpty(t, dt)
-	require.Equal(t, 403, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-b")}).status)
-	for _, path := range []string{f.info, f.diff} {
-		got := call(t, f.s, req{path: path, hdr: as(tok, "ua-b", "X-Auth-Link-Device-Token", dt)})
-		assert.Equal(t, 200, got.status, path)
-		assert.Empty(t, got.header.Get("X-Ente-Link-Device-Token"), "%s: a valid token far from expiry is not renewed", path)
-	}
-	assert.Equal(t, 1, f.link.Devices(), "a token admits without recording")
-	assert.Empty(t, call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-a")}).header.Get("X-Ente-Link-Device-Token"),
-		"/diff never sends one")
-	again := call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a", "X-Auth-Link-Device-Token", "garbage")})
-	assert.Equal(t, 200, again.status, "an invalid token falls back to (IP, UA)")
-	assert.NotEmpty(t, again.header.Get("X-Ente-Link-Device-Token"), "and a new one is minted")
-
-	other := f.alice.AddAlbum("other").ShareLink(enteapitest.LinkOptions{DeviceLimit: 1})
-	require.Equal(t, 200, call(t, f.s, req{path: f.info, hdr: as(other.Token(), "ua-z")}).status)
-	assert.Equal(t, 403, call(t, f.s, req{path: f.info, hdr: as(other.Token(), "ua-b", "X-Auth-Link-Device-Token", dt)}).status,
-		"a token is bound to its link and access token")
-}
-
-func TestAnExpiredDeviceTokenAdmitsNothing(t *testing.T) {
-	f := newLinkFixture(t, enteapitest.LinkOptions{DeviceLimit: 1})
-	tok := f.link.Token()
-	f.link.SetValidTill(f.s.ServerTime() + (40 * 24 * time.Hour).Microseconds())
-	dt := call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a")}).header.Get("X-Ente-Link-Device-Token")
-	require.NotEmpty(t, dt, "a token that ends with the link")
-	f.link.SetValidTill(0)
-	f.s.Advance(39 * 24 * time.Hour)
-	require.Equal(t, 200, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-b", "X-Auth-Link-Device-Token", dt)}).status)
-	f.s.Advance(2 * 24 * time.Hour)
-	assert.Equal(t, 403, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-b", "X-Auth-Link-Device-Token", dt)}).status,
-		"expired: back to (IP, User-Agent)")
-}
-
-func TestDeviceTokenIsRenewedWhenItsEndIsNear(t *testing.T) {
-	f := newLinkFixture(t, enteapitest.LinkOptions{ValidTill: 1 << 62})
-	tok := f.link.Token()
-	f.link.SetValidTill(f.s.ServerTime() + (40 * 24 * time.Hour).Microseconds())
-	dt := call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a")}).header.Get("X-Ente-Link-Device-Token")
-	require.NotEmpty(t, dt)
-	assert.Empty(t, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a", "X-Auth-Link-Device-Token", dt)}).header.Get("X-Ente-Link-Device-Token"))
-	f.s.Advance(10 * 24 * time.Hour)
-	assert.Empty(t, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a", "X-Auth-Link-Device-Token", dt)}).header.Get("X-Ente-Link-Device-Token"),
-		"30 days left: not yet")
-	f.s.Advance(time.Microsecond)
-	assert.NotEmpty(t, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a", "X-Auth-Link-Device-Token", dt)}).header.Get("X-Ente-Link-Device-Token"),
-		"under 30 days left: renewed")
-}
-
-// PL.4: for a minute, download and preview keep serving the (token, IP,
-// User-Agent) that used them before the link changed; /info and /diff and
-// anyone else see the change at once.
 func TestStaleCacheServesDownloadsForAMinute(t *testing.T) {
 	for _, change := range []struct {
 		name   string
@@ -557,27 +373,6 @@ func TestLinkRoutesTakeInjectedFaults(t *testing.T) {
 }
 
 // passHash is Ente's apps' passHash, computed here with x/crypto directly.
-func passHash(t *testing.T, pw, nonce string, ops uint32, mem uint64) string {
-	t.Helper()
-	salt, err := base64.StdEncoding.DecodeString(nonce)
-	require.NoError(t, err)
-	return base64.StdEncoding.EncodeToString(argon2.IDKey([]byte(pw), salt, ops, uint32(mem/1024), 1, 32))
-}
-
-// passJWT verifies pw on the fixture's link and returns the JWT.
-func passJWT(t *testing.T, f *linkFixture, pw, nonce string) string {
-	t.Helper()
-	got := call(t, f.s, req{method: "POST", path: "/public-collection/verify-password", hdr: as(f.link.Token(), "ua-a"),
-		body: map[string]string{"passHash": passHash(t, pw, nonce, 1, 8<<10)}})
-	require.Equal(t, 200, got.status)
-	var out struct {
-		JWT string `json:"jwtToken"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(got.body), &out))
-	return out.JWT
-}
-
-// albumTime is the album's updationTime as its owner lists it.
 func albumTime(t *testing.T, s *enteapitest.Server, u *enteapitest.User, id int64) int64 {
 	t.Helper()
 	cs, err := s.Client(nil).WithToken(u.Token()).Collections(context.Background(), 0)
