@@ -1,6 +1,8 @@
 // Package apiclient talks to Ente's API server (museum) and its object
-// store. Each call makes one attempt and turns any non-2xx answer into
-// *errs.ApiError; retrying is the caller's choice, made with package retry.
+// store, for an account or for a public album link. Each call makes one
+// attempt and turns any non-2xx answer into *errs.ApiError (or *LinkError
+// when museum refuses a link); retrying is the caller's choice, made with
+// package retry.
 package apiclient
 
 import (
@@ -35,6 +37,7 @@ type Client struct {
 	hc      *http.Client
 	token   string
 	version string
+	link    *linkCreds // a public link's credentials instead of a token (link.go)
 }
 
 // New returns a client of the API server at baseURL that sends its requests
@@ -62,6 +65,10 @@ func (c *Client) WithToken(token string) *Client {
 func (c *Client) Endpoint() string { return c.base.String() }
 
 func (c *Client) setHeaders(req *http.Request) {
+	if c.link != nil {
+		req.Header.Set("User-Agent", c.link.userAgent)
+		return
+	}
 	req.Header.Set("X-Client-Package", ClientPackage)
 	req.Header.Set("X-Client-Version", c.version)
 	req.Header.Set("User-Agent", "quak/"+c.version)
@@ -70,11 +77,17 @@ func (c *Client) setHeaders(req *http.Request) {
 // do sends one API request with an optional JSON body and decodes a JSON
 // answer into out (when not nil).
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	_, err := c.doHeader(ctx, method, path, query, in, out)
+	return err
+}
+
+// doHeader is do that also returns the answer's headers.
+func (c *Client) doHeader(ctx context.Context, method, path string, query url.Values, in, out any) (http.Header, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		body = bytes.NewReader(b)
 	}
@@ -82,32 +95,51 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	u.RawQuery = query.Encode()
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.setHeaders(req)
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if c.token != "" {
-		req.Header.Set("X-Auth-Token", c.token)
-	}
+	c.authorize(req, path)
 	resp, err := c.send(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if out == nil {
 		_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxJSON))
-		return redact(err)
+		return resp.Header, redact(err)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxJSON)).Decode(out); err != nil {
-		return fmt.Errorf("%s %s: decoding the answer: %w", method, path, redact(err))
+		return nil, fmt.Errorf("%s %s: decoding the answer: %w", method, path, redact(err))
 	}
-	return nil
+	return resp.Header, nil
+}
+
+// authorize puts the credentials of an API request for path in its
+// headers: the account's token, or a public link's (linkCreds.headers).
+func (c *Client) authorize(req *http.Request, path string) {
+	if c.link != nil {
+		c.link.headers(req, path)
+		return
+	}
+	if c.token != "" {
+		req.Header.Set("X-Auth-Token", c.token)
+	}
+}
+
+// secrets are the credentials an error must never show.
+func (c *Client) secrets() []string {
+	if c.link != nil {
+		return c.link.secrets()
+	}
+	return []string{c.token}
 }
 
 // send performs req and returns the response when it is 2xx or a redirect;
-// anything else becomes *errs.ApiError. Errors never carry a query string.
+// anything else becomes *errs.ApiError, or *LinkError when museum itself
+// refuses a public link (linkRefusal). Errors never carry a query string.
 func (c *Client) send(req *http.Request) (*http.Response, error) {
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -117,14 +149,19 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	return nil, apiError(req, resp, c.token)
+	e, raw := apiError(req, resp, c.secrets()...)
+	if c.link != nil && req.URL.Host == c.base.Host {
+		return nil, linkRefusal(e, raw)
+	}
+	return nil, e
 }
 
 // apiError reads the error body in whichever of museum's shapes it comes
 // ({"code","message"}, {"error"}, {}) or as S3's XML, and keeps an excerpt.
-// An error page that echoes the request must not carry token into logs and
-// records: it is scrubbed from the body before anything is cut from it.
-func apiError(req *http.Request, resp *http.Response, token string) *errs.ApiError {
+// An error page that echoes the request must not carry a secret (the token,
+// a link's credentials) into logs and records: each is scrubbed from the
+// body before anything is cut from it. It also returns the scrubbed body.
+func apiError(req *http.Request, resp *http.Response, secrets ...string) (*errs.ApiError, []byte) {
 	e := &errs.ApiError{
 		Method:     req.Method,
 		Path:       req.URL.Path,
@@ -133,7 +170,7 @@ func apiError(req *http.Request, resp *http.Response, token string) *errs.ApiErr
 		RetryAfter: resp.Header.Get("Retry-After"),
 	}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	raw = scrub(raw, token)
+	raw = scrub(raw, secrets)
 	var j struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
@@ -146,47 +183,62 @@ func apiError(req *http.Request, resp *http.Response, token string) *errs.ApiErr
 	switch {
 	case json.Unmarshal(raw, &j) == nil:
 		e.Code = j.Code
-		e.Message = excerpt(j.Message+j.Error, token)
+		e.Message = excerpt(j.Message+j.Error, secrets)
 	case xml.Unmarshal(raw, &x) == nil && x.Code != "":
 		e.Code = x.Code
-		e.Message = excerpt(x.Message, token)
+		e.Message = excerpt(x.Message, secrets)
 	default:
-		e.Message = excerpt(string(raw), token)
+		e.Message = excerpt(string(raw), secrets)
 	}
-	return e
+	return e, raw
 }
 
-// scrub replaces every whole token in raw.
-func scrub(raw []byte, token string) []byte {
-	if token == "" {
-		return raw
+// scrub replaces every whole secret in raw.
+func scrub(raw []byte, secrets []string) []byte {
+	for _, token := range secrets {
+		if token != "" {
+			raw = bytes.ReplaceAll(raw, []byte(token), []byte("[token]"))
+		}
 	}
-	return bytes.ReplaceAll(raw, []byte(token), []byte("[token]"))
+	return raw
 }
 
 // keptOfToken is the longest prefix of the token an excerpt may end with:
 // a longer one at the cut is taken to be the token and dropped.
 const keptOfToken = 4
 
-// excerpt is s on one line, at most 200 bytes, with no token in it (s may
-// come decoded from JSON or XML escapes the raw scrub did not match) and
-// not ending in more than keptOfToken bytes of one.
-func excerpt(s, token string) string {
-	if token != "" {
-		s = strings.ReplaceAll(s, token, "[token]")
+// excerpt is s on one line, at most 200 bytes, with no secret in it (s
+// may come decoded from JSON or XML escapes the raw scrub did not match)
+// and not ending in more than keptOfToken bytes of one.
+func excerpt(s string, secrets []string) string {
+	for _, token := range secrets {
+		if token != "" {
+			s = strings.ReplaceAll(s, token, "[token]")
+		}
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= 200 {
 		return s
 	}
 	s = s[:200]
-	for n := min(len(token)-1, len(s)); n > keptOfToken; n-- {
-		if strings.HasSuffix(s, token[:n]) {
-			s = s[:len(s)-n] + "[token]"
+	for _, token := range secrets {
+		if cut, ok := cutPrefixOf(s, token); ok {
+			s = cut
 			break
 		}
 	}
 	return s + "…"
+}
+
+// cutPrefixOf replaces a prefix of token longer than keptOfToken bytes at
+// the end of s.
+func cutPrefixOf(s, token string) (string, bool) {
+	for n := min(len(token)-1, len(s)); n > keptOfToken; n-- {
+		if strings.HasSuffix(s, token[:n]) {
+			return s[:len(s)-n] + "[token]", true
+		}
+	}
+	return s, false
 }
 
 // redact removes the query string (which may hold the token or a presigned

@@ -79,10 +79,10 @@ func (c *Client) DownloadThumbnail(ctx context.Context, fileID int64) (*Object, 
 	return c.openObject(ctx, "/files/preview/"+itoa(fileID), 0)
 }
 
-// openObject asks museum for an object with the token in the X-Auth-Token
-// header (never in the URL, which proxies log and error pages echo) and
-// follows the 307 to the object store itself, with no credentials and no
-// Referer. A museum that serves the bytes directly (200) works too.
+// openObject asks museum for an object with the credentials of
+// authorizeObject and follows the 307 to the object store itself, with no
+// credentials and no Referer. A museum that serves the bytes directly
+// (200) works too.
 func (c *Client) openObject(ctx context.Context, path string, from int64) (*Object, error) {
 	rng := ""
 	if from > 0 {
@@ -100,8 +100,8 @@ func (c *Client) openRange(ctx context.Context, path, rng string) (*Object, erro
 			return nil, redact(err)
 		}
 		c.setHeaders(req)
-		if hop == 0 && c.token != "" {
-			req.Header.Set("X-Auth-Token", c.token)
+		if hop == 0 {
+			c.authorizeObject(req)
 		}
 		if rng != "" {
 			req.Header.Set("Range", rng)
@@ -130,6 +130,21 @@ func (c *Client) openRange(ctx context.Context, path, rng string) (*Object, erro
 				Message: "redirect without a usable Location, or too many"}
 		}
 		u = loc
+	}
+}
+
+// authorizeObject puts the credentials of a download request to museum in
+// place: the account's token in X-Auth-Token, never in the URL, which
+// proxies log and error pages echo; a public link's in the query, where
+// museum's albums app puts them (linkCreds.query). Neither reaches the
+// object store: openRange follows the redirect without them.
+func (c *Client) authorizeObject(req *http.Request) {
+	if c.link != nil {
+		req.URL.RawQuery = c.link.query().Encode()
+		return
+	}
+	if c.token != "" {
+		req.Header.Set("X-Auth-Token", c.token)
 	}
 }
 

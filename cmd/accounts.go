@@ -87,6 +87,10 @@ func runAccounts(ctx context.Context, d deps, o *accountsOpts) error {
 		if seen[i] {
 			continue
 		}
+		if f.Email == "" { // a public link's folder: no account, no session
+			lines = append(lines, accountLine{endpoint: f.Endpoint, session: "none needed: a public link's album", folders: []account.Folder{f}})
+			continue
+		}
 		lines = append(lines, accountLine{email: f.Email, endpoint: f.Endpoint, session: "none: run quak login --email " + f.Email, code: exitLogin, folders: []account.Folder{f}})
 	}
 	code := exitOK

@@ -101,7 +101,7 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 		if jsonOut {
 			fd.stdout = &taggedLines{w: jsonWriter(d.stdout), tags: map[string]any{"account": f.Email, "dir": f.Dir}}
 		}
-		fmt.Fprintf(human, "== %s on %s: %s\n", f.Email, f.Endpoint, f.Dir)
+		fmt.Fprintf(human, "== %s on %s: %s\n", firstOf(f.Email, "a public link"), f.Endpoint, f.Dir)
 		err := run(fd, f)
 		code := exitOK
 		if err != nil {

@@ -11,11 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/backup"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/verify"
@@ -44,6 +42,7 @@ type backupOpts struct {
 	views       viewFlags
 	fs          *pflag.FlagSet // which flags were given
 	multi       multiFlags
+	link        linkFlags
 }
 
 // filterFlags are backup's choices of what to download.
@@ -124,11 +123,20 @@ A first backup into a folder inside another backup (an album folder), or
 into one that holds other backups up to three folders down, is refused
 (exit 5), naming them: --allow-nested insists.
 
+With --link-file FILE (or --link URL, which others can see in ps), DIR is
+the backup of one album shared as an Ente public link, with no account:
+the folder keeps the link, with its password's token, in DIR/.quak/link.json
+(mode 0600), so later runs and --all need only DIR. A link whose owner
+turned downloads off is refused (exit 7); a password is asked once (or read
+from --password-file); at most 4 files download at once unless
+--concurrency says more. See docs/links.md.
+
 ` + exitHelp(map[int]string{
 			exitOK:          "everything saved",
 			exitPartial:     "some files failed (named on stderr; retried first on the next run)",
 			exitLocked:      "another quak run holds DIR's lock",
-			exitUnusableDir: "DIR is unusable: missing, not writable, or the backup of another account",
+			exitUnusableDir: "DIR is unusable: missing, not writable, or the backup of another account or link",
+			exitNoDownload:  "",
 			exitTempFail: "the server or its object store could not be reached (refused, or several files in a row " +
 				"could not connect): the run stopped at once, files not tried are not failed; try again later",
 			exitFatal: "", exitLogin: "", exitUsage: "", exitInterrupt: "", exitTerminated: "",
@@ -173,7 +181,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 			return err
 		}
 	}
-	a, c, err := loadSessionFor(d, &o.net, dir, o.multi.account)
+	rs, err := backupSource(ctx, d, o, dir)
 	if err != nil {
 		return err
 	}
@@ -181,13 +189,13 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	if err != nil {
 		return err
 	}
-	bo := backupOptions(d, o, dir, a, c, out.pr)
+	bo := backupOptions(d, o, dir, rs, out.pr)
 	bo.Filter, bo.Views, bo.Redownload = filters, views, redo
 	sum, err = backup.Run(ctx, bo)
 	// Every folder an account backs up is recorded as its, for --all and
 	// for runs that do not say whose it is.
 	if sum != nil && sum.Started && !o.dryRun {
-		if err := registerFolder(d, dir, a); err != nil {
+		if err := registerFolder(d, dir, rs.who); err != nil {
 			out.pr.warn("could not record the folder's account in the config: " + err.Error())
 		}
 	}
@@ -222,10 +230,14 @@ func (o *backupOpts) register(f *pflag.FlagSet) {
 	o.views.register(f)
 	o.net.register(f)
 	o.multi.register(f, "back up")
+	o.link.register(f)
 }
 
 // check refuses flags out of their range, and a dry run that would write.
 func (o *backupOpts) check() error {
+	if err := o.link.check(); err != nil {
+		return err
+	}
 	if err := firstError(atLeast("concurrency", o.concurrency, 0), atLeast("attempts", o.attempts, 1),
 		atLeast("max-delete", o.maxDelete, 1), inRange("streams", o.streams, 1, maxStreams)); err != nil {
 		return err
@@ -320,13 +332,14 @@ func verifyFirst(ctx context.Context, d deps, o *backupOpts, dir string, pr *pri
 }
 
 // backupOptions are the backup's options from the flags and the session.
-func backupOptions(d deps, o *backupOpts, dir string, a *account.Account, c *apiclient.Client, pr *printer) backup.Options {
+func backupOptions(d deps, o *backupOpts, dir string, rs *runSource, pr *printer) backup.Options {
+	a := rs.who
 	return backup.Options{
-		Dir: dir,
-		Source: backup.Source{Client: c, Email: a.Email, Endpoint: a.Endpoint,
-			Keys: catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey}},
+		Dir:     dir,
+		Source:  rs.src,
+		Started: rs.started,
 		Transfer: backup.Transfer{Policy: retryPolicy(d, o.attempts), Concurrency: o.concurrency, ResumeAbove: o.resumeAbove,
-			BandwidthLimit: o.bwlimit.sched, Streams: o.streams},
+			BandwidthLimit: o.bwlimit.sched, Streams: o.streams, MaxConcurrency: rs.maxConcurrency},
 		Scope: backup.Scope{Init: o.init, DryRun: o.dryRun, MetadataOnly: o.metaOnly,
 			FreeSpace: spaceCheck(d, o.noSpace), AllowNested: o.nested},
 		Pruning:  backup.Pruning{Prune: o.prune, MaxDelete: o.maxDelete, Now: d.now},

@@ -57,14 +57,7 @@ func (n *netFlags) register(fs *pflag.FlagSet) {
 
 // client builds the API client for endpoint with quak's deadlines.
 func (n *netFlags) client(d deps, endpoint string) (*apiclient.Client, error) {
-	dl := apiclient.DefaultDeadlines()
-	dl.Headers, dl.BodyIdle = n.requestTimeout, n.idleTimeout
-	base := d.transport
-	if base == nil {
-		base = baseTransport()
-	}
-	hc := &http.Client{Transport: apiclient.NewDeadlineTransport(base, dl)}
-	return apiclient.New(endpoint, hc, quakVersion())
+	return apiclient.New(endpoint, n.httpClient(d), quakVersion())
 }
 
 // maxIdlePerHost keeps a connection for every request quak may have in

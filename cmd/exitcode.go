@@ -16,6 +16,7 @@ const (
 	exitLocked      = 4   // another quak run holds the backup folder's lock
 	exitUnusableDir = 5   // the backup folder is missing, not writable, or another account's
 	exitStale       = 6   // quak status: no fully successful run within --max-age
+	exitNoDownload  = 7   // a public link's owner turned downloads off
 	exitUsage       = 64  // bad command line
 	exitTempFail    = 75  // the server could not be reached: try again later (EX_TEMPFAIL)
 	exitInterrupt   = 130 // stopped by Ctrl-C (SIGINT)
@@ -43,10 +44,11 @@ var exitCodes = []exitCode{
 	{exitOK, "ok", "success", 10},
 	{exitFatal, "fatal", "any other fatal error (the message says what, and which file)", 3},
 	{exitPartial, "partial", "some files failed and everything else was saved (status: the backup is not healthy; verify: it found problems)", 9},
-	{exitLogin, "login", "not logged in, or the server rejected the session: run quak login", 5},
+	{exitLogin, "login", "not logged in, or the server rejected the session: run quak login (a public link: its password is needed, or was wrong)", 5},
 	{exitLocked, "locked", "another quak run holds the backup folder's lock", 7},
 	{exitUnusableDir, "unusable-dir", "the backup folder is unusable: missing, not writable, or another account's", 4},
 	{exitStale, "stale", "quak status only: no fully successful run within --max-age", 8},
+	{exitNoDownload, "no-download", "a public link's owner turned downloads off: quak honours that and saved nothing", 4},
 	{exitUsage, "usage", "bad command line, or an --albums pattern that matches no album", 3},
 	{exitTempFail, "tempfail", "the server or its object store could not be reached: the run stopped at once, files not tried are not failed; try again later (EX_TEMPFAIL)", 6},
 	{exitInterrupt, "interrupted", "interrupted by Ctrl-C (SIGINT)", 2},

@@ -238,6 +238,8 @@ func exitCodeFor(err error) int {
 		return exitOK
 	case errors.Is(err, context.Canceled):
 		return exitInterrupt
+	case isLinkRefusal(err):
+		return linkExitCode(err)
 	case errors.As(err, &pe), errors.As(err, &qe):
 		return exitPartial
 	case errors.Is(err, folder.ErrLocked), errors.Is(err, thumbnails.ErrBackupBusy):
@@ -274,11 +276,16 @@ func hintFor(err error, code int, command string) string {
 	var de *folder.DirError
 	var ie *account.InsecureFileError
 	var ue *backup.UnreachableError
+	var se *statusError
 	switch {
 	case errors.As(err, &fe):
 		return "" // each folder's error came with its own hint
+	case errors.As(err, &se) && se.hint != "":
+		return se.hint
 	case code == exitLocked:
 		return "wait for the other run to finish; the lock goes away with it"
+	case isLinkRefusal(err):
+		return linkHint(err, command)
 	case errors.As(err, &me):
 		if len(me.near) == 0 {
 			return "run `" + command + " --help`"

@@ -25,6 +25,10 @@ type env struct {
 	freeSpace       func(string) (int64, error)
 	// terminal makes stderr a terminal (progress bars).
 	terminal bool
+	// readPassword, when set, is the terminal's no-echo prompt.
+	readPassword func() ([]byte, error)
+	// transport, when set, carries the API's requests.
+	transport http.RoundTripper
 }
 
 func newEnv(t *testing.T) *env {
@@ -48,6 +52,8 @@ func (e *env) run(args ...string) (code int, stdout, stderr string) {
 		freeSpace:       e.freeSpace,
 
 		stderrIsTerminal: e.terminal,
+		readPassword:     e.readPassword,
+		transport:        e.transport,
 	}
 	code = run(context.Background(), d, args)
 	return code, out.String(), errb.String()

@@ -72,6 +72,7 @@ recorded by quak backup, each checked with its own account's session.
 type statusError struct {
 	code int
 	msg  string
+	hint string // what to do, when the code's usual hint does not fit
 }
 
 func (e *statusError) Error() string { return e.msg }
@@ -121,7 +122,11 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	session := "not checked (--offline)"
 	if !o.offline {
 		var p *folder.Problem
-		session, p = checkSession(ctx, d, &o.net, f.Dir, o.multi.account, h.Last)
+		check := checkSession
+		if f.HasLink() {
+			check = checkLinkSession
+		}
+		session, p = check(ctx, d, &o.net, f.Dir, o.multi.account, h.Last)
 		if p != nil {
 			h.Problems = append([]folder.Problem{*p}, h.Problems...)
 		}
@@ -140,7 +145,11 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	for _, p := range h.Problems {
 		msgs = append(msgs, p.Msg)
 	}
-	return &statusError{code: code, msg: "backup not healthy: " + strings.Join(msgs, "; ")}
+	se := &statusError{code: code, msg: "backup not healthy: " + strings.Join(msgs, "; ")}
+	if code == exitLogin && f.HasLink() {
+		se.hint = "ask the album's owner for a new link, then run `quak backup --link-file FILE " + dir + "`"
+	}
+	return se
 }
 
 // createIn makes and removes a file in dir; tests replace it to stand for
@@ -181,7 +190,11 @@ func checkSession(ctx context.Context, d deps, n *netFlags, dir, email string, l
 func writeStatus(w io.Writer, dir string, h *folder.Health, session string, free int64, now time.Time) {
 	last, c := h.Last, h.Last.Counts
 	fmt.Fprintf(w, "Backup:        %s\n", dir)
-	fmt.Fprintf(w, "Account:       %s (user %d) on %s\n", last.Email, last.UserID, last.Endpoint)
+	if last.Email == "" && last.UserID == 0 {
+		fmt.Fprintf(w, "Account:       none: a public link's album, on %s\n", last.Endpoint)
+	} else {
+		fmt.Fprintf(w, "Account:       %s (user %d) on %s\n", last.Email, last.UserID, last.Endpoint)
+	}
 	fmt.Fprintf(w, "Session:       %s\n", session)
 	fmt.Fprintf(w, "Last run:      %s to %s (%s ago), %s: %d new, %d linked, %d metadata updates, %d failed (exit code %d)\n",
 		last.Start.Format(time.RFC3339), last.End.Format(time.RFC3339), folder.Ago(now.Sub(last.End)), last.Outcome,

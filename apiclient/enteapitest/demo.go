@@ -93,3 +93,14 @@ func SampleJPEG(w, h int, seed byte) []byte {
 	}
 	return buf.Bytes()
 }
+
+// DemoLink adds an album another account shares with a public link, no
+// account needed to read it (quak backup --link-file), and returns the link.
+func DemoLink(s *Server) *Link {
+	g := s.AddUser("grandma@quak.invalid", "grandma's password", UserOptions{})
+	a := g.AddAlbum("Grandma's 80th")
+	a.AddFile(FileSpec{Title: "cake.jpg", Size: 150 << 10, Seed: 21, Caption: "Eighty candles"})
+	a.AddFile(FileSpec{Title: "everyone.jpg", Size: 5<<20 + 7, Seed: 22})
+	a.AddFile(FileSpec{Title: "speech.mp4", FileType: 1, Size: 600 << 10, Seed: 23})
+	return a.ShareLink(LinkOptions{})
+}

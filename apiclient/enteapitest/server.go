@@ -95,6 +95,7 @@ type Server struct {
 	files       map[int64]*File
 	objects     map[string]*object
 	usedThumbs  map[string]bool
+	links       *linkState // public album links (links.go)
 	wedged      *wedge
 	faults      map[string][]Fault
 	counts      map[string]int
@@ -359,6 +360,14 @@ func (s *Server) apiRoutes() http.Handler {
 	mux.HandleFunc("GET /files/upload-urls", s.uploadURLs)
 	mux.HandleFunc("PUT /files/thumbnail", s.updateThumbnail)
 	mux.HandleFunc("GET /files/large-thumbnails", s.largeThumbnails)
+	mux.HandleFunc("POST /collections/share-url", s.createShareURL)
+	mux.HandleFunc("PUT /collections/share-url", s.updateShareURL)
+	mux.HandleFunc("DELETE /collections/share-url/{id}", s.deleteShareURL)
+	mux.HandleFunc("GET /public-collection/info", s.linkInfo)
+	mux.HandleFunc("GET /public-collection/diff", s.linkDiff)
+	mux.HandleFunc("GET /public-collection/files/download/{id}", s.linkObject(false))
+	mux.HandleFunc("GET /public-collection/files/preview/{id}", s.linkObject(true))
+	mux.HandleFunc("POST /public-collection/verify-password", s.linkVerifyPassword)
 	mux.HandleFunc("GET /ping", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 200, map[string]string{"message": "pong", "id": "enteapitest"})
 	})

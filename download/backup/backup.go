@@ -45,6 +45,10 @@ type Options struct {
 	// FileMode is given to saved files (default 0644); cmd passes 0666
 	// less the process umask, as any other program's files would get.
 	FileMode os.FileMode
+	// Started, if set, is called once the folder is locked and known to
+	// be Source's, before the run writes anything else; an error refuses
+	// the run. cmd keeps a public link's secrets in the folder then.
+	Started func() error
 	// Views are the sidecars and the date view kept for other photo tools.
 	// A change from the folder's remembered views is applied to the whole
 	// backup first, downloading nothing.
@@ -60,6 +64,9 @@ type Source struct {
 	Endpoint string
 	// Library, when set, is read instead of Client's account.
 	Library Library
+	// Link, for a LinkLibrary, is the id of the link's album: the folder
+	// is then that link's backup, and no account's.
+	Link int64
 }
 
 // Transfer is how files are fetched.
@@ -376,11 +383,20 @@ func (r *run) checkAccount(context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := r.checkLink(a); err != nil {
+		return err
+	}
 	if a != nil && a.UserID != r.o.Keys.UserID {
 		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of another account (%s, user %d)", a.Email, a.UserID)}
 	}
 	if a != nil && a.Endpoint != "" && r.o.Endpoint != "" && !account.SameEndpoint(a.Endpoint, r.o.Endpoint) {
 		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of an account on another server (%s)", a.Endpoint)}
 	}
-	return r.st.SetAccount(state.Account{UserID: r.o.Keys.UserID, Email: r.o.Email, Endpoint: r.o.Endpoint})
+	if err := r.st.SetAccount(state.Account{UserID: r.o.Keys.UserID, Email: r.o.Email, Endpoint: r.o.Endpoint, Link: r.o.Link}); err != nil {
+		return err
+	}
+	if r.o.Started != nil {
+		return r.o.Started()
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/state"
@@ -109,7 +110,8 @@ func (j *job) diskError(err error) error {
 func fatal(ctx context.Context, err error) bool {
 	var de *DirError
 	var ue *UnreachableError
-	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil || errors.As(err, &de) || errors.As(err, &ue)
+	var le *apiclient.LinkError // the link stopped working: nothing more can be read
+	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil || errors.As(err, &de) || errors.As(err, &ue) || errors.As(err, &le)
 }
 
 func isDirError(err error) bool {

@@ -66,6 +66,9 @@ func (l *losses) mark(ctx context.Context, colls map[int64]*state.Collection, sf
 			return uerr
 		}
 		var ae *errs.ApiError
+		if errors.Is(err, ErrNotListed) {
+			continue // the link's album does not list it now
+		}
 		if errors.As(err, &ae) && (ae.Status == 404 || ae.Status == 403) {
 			refused = refused || ae.Status == 403
 			continue // not in that album for this account any more; try another

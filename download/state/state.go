@@ -131,11 +131,14 @@ func OpenReadOnly(path string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Account is the Ente account a backup folder belongs to.
+// Account is the Ente account a backup folder belongs to, or, when Link is
+// set, the album of the public link it follows (UserID and Email are then
+// zero).
 type Account struct {
 	UserID   int64  `json:"userID"`
 	Email    string `json:"email"`
 	Endpoint string `json:"endpoint"`
+	Link     int64  `json:"link,omitempty"` // the album's id
 }
 
 // Account returns the folder's account, or nil for a new folder.

@@ -23,17 +23,18 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "loopback address for the API server")
 	pwFile := flag.String("password-file", "", "also write the demo password to this file (mode 0600)")
 	urlFile := flag.String("url-file", "", "write the endpoint URL to this file once listening")
+	linkFile := flag.String("link-file", "", "also share an album by a public link, and write the link to this file (mode 0600)")
 	library := flag.String("library", "demo", "demo, or bench:N:SIZE for N generated files of SIZE bytes")
 	latency := flag.Duration("latency", 0, "WAN mode: delay every request by this round trip")
 	bw := flag.Int64("bw", 0, "WAN mode: bytes a second per connection for response bodies (0: no cap)")
 	flag.Parse()
-	if err := serve(*addr, *pwFile, *urlFile, *library, enteapitest.WAN{Latency: *latency, Bandwidth: *bw}); err != nil {
+	if err := serve(*addr, *pwFile, *urlFile, *linkFile, *library, enteapitest.WAN{Latency: *latency, Bandwidth: *bw}); err != nil {
 		fmt.Fprintln(os.Stderr, "fakeente:", err)
 		os.Exit(1)
 	}
 }
 
-func serve(addr, pwFile, urlFile, library string, wan enteapitest.WAN) error {
+func serve(addr, pwFile, urlFile, linkFile, library string, wan enteapitest.WAN) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return err
@@ -63,6 +64,11 @@ func serve(addr, pwFile, urlFile, library string, wan enteapitest.WAN) error {
 	}
 	if pwFile != "" {
 		if err := os.WriteFile(pwFile, []byte(enteapitest.DemoPassword+"\n"), 0o600); err != nil {
+			return err
+		}
+	}
+	if linkFile != "" {
+		if err := os.WriteFile(linkFile, []byte(enteapitest.DemoLink(s).URL()+"\n"), 0o600); err != nil {
 			return err
 		}
 	}
