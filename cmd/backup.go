@@ -89,12 +89,8 @@ func (f *filterFlags) set(now time.Time) (filter.Set, error) {
 	return s, nil
 }
 
-func newBackupCmd(d deps) *cobra.Command {
-	o := &backupOpts{}
-	c := &cobra.Command{
-		Use:   "backup DIR",
-		Short: "Bring DIR up to date with everything the account can see",
-		Long: `Back up every album the account can see (owned, shared with you, hidden,
+// backupLong is quak backup's --help text, before its exit codes.
+const backupLong = `Back up every album the account can see (owned, shared with you, hidden,
 archived) into DIR, which must exist. Each new file is downloaded once,
 decrypted and checked against Ente's hash while it streams, and only then
 given its name: DIR/<album>/<title>, with a sidecar in DIR/<album>/.meta/.
@@ -131,7 +127,14 @@ turned downloads off is refused (exit 7); a password is asked once (or read
 from --password-file); at most 4 files download at once unless
 --concurrency says more. See docs/links.md.
 
-` + exitHelp(map[int]string{
+`
+
+func newBackupCmd(d deps) *cobra.Command {
+	o := &backupOpts{}
+	c := &cobra.Command{
+		Use:   "backup DIR",
+		Short: "Bring DIR up to date with everything the account can see",
+		Long: backupLong + exitHelp(map[int]string{
 			exitOK:          "everything saved",
 			exitPartial:     "some files failed (named on stderr; retried first on the next run)",
 			exitLocked:      "another quak run holds DIR's lock",

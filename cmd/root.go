@@ -272,9 +272,6 @@ func hintFor(err error, code int, command string) string {
 	var amb *account.AmbiguousError
 	var nm *filter.NoMatchError
 	var fe *foldersError
-	var ne *folder.NestedError
-	var de *folder.DirError
-	var ie *account.InsecureFileError
 	var ue *backup.UnreachableError
 	var se *statusError
 	switch {
@@ -303,22 +300,10 @@ func hintFor(err error, code int, command string) string {
 		return "`quak accounts` lists the folders recorded"
 	case errors.As(err, &nm):
 		return "" // it names the nearest albums
-	case errors.As(err, &de) && de.Kind == folder.DirMissing && command == "quak backup":
-		return "is the disk mounted? `quak backup --init DIR` creates a folder that is missing on purpose"
-	case errors.As(err, &de) && de.Kind == folder.DirMissing:
-		return "is the disk mounted?"
-	case errors.As(err, &de) && de.Kind == folder.DirNoSpace:
-		return "free some space, narrow the backup (--albums, --since, …), or pass --no-space-check"
-	case errors.As(err, &de) && de.Kind == folder.DirLink:
-		return "make it a plain folder: quak never follows a symbolic link out of the backup"
-	case errors.As(err, &ie):
-		return "it holds a secret: run `chmod 600 " + ie.Path + "`"
+	case folderHint(err, command) != "":
+		return folderHint(err, command)
 	case errors.As(err, &ue):
 		return "try again later; the next run carries on where this one stopped"
-	case errors.As(err, &ne) && ne.Inside != "":
-		return "back up " + ne.Inside + " itself, or pass --allow-nested to keep a separate backup in this folder"
-	case errors.As(err, &ne):
-		return "give one of them as DIR, or pass --allow-nested to keep a backup here as well"
 	case code == exitUsage:
 		return "run `" + command + " --help`"
 	case code == exitLogin:
@@ -357,4 +342,30 @@ func noArgs(_ *cobra.Command, args []string) error {
 		return &usageError{fmt.Errorf("unexpected argument %q", args[0])}
 	}
 	return nil
+}
+
+// folderHint is the advice for a backup folder quak refused: missing, out
+// of space, a link, a secret file others can read, or nested in another
+// backup; "" for any other error.
+func folderHint(err error, command string) string {
+	var de *folder.DirError
+	var ie *account.InsecureFileError
+	var ne *folder.NestedError
+	switch {
+	case errors.As(err, &de) && de.Kind == folder.DirMissing && command == "quak backup":
+		return "is the disk mounted? `quak backup --init DIR` creates a folder that is missing on purpose"
+	case errors.As(err, &de) && de.Kind == folder.DirMissing:
+		return "is the disk mounted?"
+	case errors.As(err, &de) && de.Kind == folder.DirNoSpace:
+		return "free some space, narrow the backup (--albums, --since, …), or pass --no-space-check"
+	case errors.As(err, &de) && de.Kind == folder.DirLink:
+		return "make it a plain folder: quak never follows a symbolic link out of the backup"
+	case errors.As(err, &ie):
+		return "it holds a secret: run `chmod 600 " + ie.Path + "`"
+	case errors.As(err, &ne) && ne.Inside != "":
+		return "back up " + ne.Inside + " itself, or pass --allow-nested to keep a separate backup in this folder"
+	case errors.As(err, &ne):
+		return "give one of them as DIR, or pass --allow-nested to keep a backup here as well"
+	}
+	return ""
 }

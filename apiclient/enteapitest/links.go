@@ -296,43 +296,14 @@ func (s *Server) updateShareURL(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var in struct {
-		CollectionID    int64   `json:"collectionID"`
-		ValidTill       *int64  `json:"validTill"`
-		DeviceLimit     *int    `json:"deviceLimit"`
-		PassHash        *string `json:"passHash"`
-		Nonce           *string `json:"nonce"`
-		MemLimit        *uint64 `json:"memLimit"`
-		OpsLimit        *uint32 `json:"opsLimit"`
-		DisablePassword *bool   `json:"disablePassword"`
-		EnableDownload  *bool   `json:"enableDownload"`
-		EnableCollect   *bool   `json:"enableCollect"`
-		EnableComment   *bool   `json:"enableComment"`
-		EnableJoin      *bool   `json:"enableJoin"`
-	}
+	var in shareURLUpdate
 	if !decodeBody(w, r, &in) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pass := []bool{in.PassHash != nil, in.Nonce != nil, in.MemLimit != nil, in.OpsLimit != nil}
-	allPass, noPass := pass[0] && pass[1] && pass[2] && pass[3], !pass[0] && !pass[1] && !pass[2] && !pass[3]
-	switch {
-	case noPass && in.ValidTill == nil && in.DeviceLimit == nil && in.DisablePassword == nil &&
-		in.EnableDownload == nil && in.EnableCollect == nil && in.EnableComment == nil && in.EnableJoin == nil:
-		apiErr(w, 400, "BAD_REQUEST", "all parameters are missing")
-		return
-	case in.DeviceLimit != nil && (*in.DeviceLimit < 0 || *in.DeviceLimit > 50):
-		apiErr(w, 400, "BAD_REQUEST", "device limit: "+strconv.Itoa(*in.DeviceLimit)+" out of range [0-50]")
-		return
-	case in.ValidTill != nil && *in.ValidTill != 0 && *in.ValidTill < s.clock:
-		apiErr(w, 400, "BAD_REQUEST", "valid till should be greater than current timestamp")
-		return
-	case !allPass && !noPass:
-		apiErr(w, 400, "BAD_REQUEST", "all password params should be either present or missing")
-		return
-	case allPass && in.DisablePassword != nil && *in.DisablePassword:
-		apiErr(w, 400, "BAD_REQUEST", "can not set and disable password in same request")
+	if msg := in.refusal(s.clock); msg != "" {
+		apiErr(w, 400, "BAD_REQUEST", msg)
 		return
 	}
 	a := s.ownedAlbum(w, u, in.CollectionID)
@@ -346,7 +317,7 @@ func (s *Server) updateShareURL(w http.ResponseWriter, r *http.Request) {
 	}
 	applyUpdate(&l.row, in.ValidTill, in.DeviceLimit, in.EnableDownload, in.EnableCollect, in.EnableComment, in.EnableJoin)
 	switch {
-	case allPass:
+	case in.allPass():
 		nonce, _ := keys.DecodeB64(*in.Nonce)
 		l.row.passHash, l.row.nonce, l.row.opsLimit, l.row.memLimit = *in.PassHash, nonce, *in.OpsLimit, *in.MemLimit
 	case in.DisablePassword != nil && *in.DisablePassword:
@@ -354,6 +325,48 @@ func (s *Server) updateShareURL(w http.ResponseWriter, r *http.Request) {
 	}
 	a.updated = s.now() // a changed link bumps the album (PL.2)
 	writeJSON(w, 200, map[string]any{"result": l.publicURL()})
+}
+
+// shareURLUpdate is the body of PUT /collections/share-url.
+type shareURLUpdate struct {
+	CollectionID    int64   `json:"collectionID"`
+	ValidTill       *int64  `json:"validTill"`
+	DeviceLimit     *int    `json:"deviceLimit"`
+	PassHash        *string `json:"passHash"`
+	Nonce           *string `json:"nonce"`
+	MemLimit        *uint64 `json:"memLimit"`
+	OpsLimit        *uint32 `json:"opsLimit"`
+	DisablePassword *bool   `json:"disablePassword"`
+	EnableDownload  *bool   `json:"enableDownload"`
+	EnableCollect   *bool   `json:"enableCollect"`
+	EnableComment   *bool   `json:"enableComment"`
+	EnableJoin      *bool   `json:"enableJoin"`
+}
+
+func (in *shareURLUpdate) allPass() bool {
+	return in.PassHash != nil && in.Nonce != nil && in.MemLimit != nil && in.OpsLimit != nil
+}
+
+func (in *shareURLUpdate) noPass() bool {
+	return in.PassHash == nil && in.Nonce == nil && in.MemLimit == nil && in.OpsLimit == nil
+}
+
+// refusal is museum's 400 message for an update it refuses at clock, or "".
+func (in *shareURLUpdate) refusal(clock int64) string {
+	switch {
+	case in.noPass() && in.ValidTill == nil && in.DeviceLimit == nil && in.DisablePassword == nil &&
+		in.EnableDownload == nil && in.EnableCollect == nil && in.EnableComment == nil && in.EnableJoin == nil:
+		return "all parameters are missing"
+	case in.DeviceLimit != nil && (*in.DeviceLimit < 0 || *in.DeviceLimit > 50):
+		return "device limit: " + strconv.Itoa(*in.DeviceLimit) + " out of range [0-50]"
+	case in.ValidTill != nil && *in.ValidTill != 0 && *in.ValidTill < clock:
+		return "valid till should be greater than current timestamp"
+	case !in.allPass() && !in.noPass():
+		return "all password params should be either present or missing"
+	case in.allPass() && in.DisablePassword != nil && *in.DisablePassword:
+		return "can not set and disable password in same request"
+	}
+	return ""
 }
 
 // applyUpdate sets the fields a PUT names.
