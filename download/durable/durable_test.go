@@ -105,3 +105,22 @@ func TestSyncDirOfAMissingFolderFails(t *testing.T) {
 	require.NoError(t, SyncDir(t.TempDir()))
 	assert.True(t, errors.Is(SyncDir(filepath.Join(t.TempDir(), "gone")), os.ErrNotExist))
 }
+
+// Without a temp folder the temp file goes beside path, never to the
+// system's temp folder (another file system, or none at all).
+func TestWriteFileWithNoTempDirNeverUsesTheSystemTemp(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	dir := t.TempDir()
+	require.NoError(t, WriteFile("", filepath.Join(dir, "f"), []byte("x"), 0o600))
+	assert.Equal(t, []string{"f"}, entries(t, dir))
+}
+
+// A synced write that fails says so: the sync after it must not turn the
+// failure into a success.
+func TestAFailedSyncedWriteFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "taken")
+	require.NoError(t, os.Mkdir(path, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(path, "x"), nil, 0o644))
+	assert.Error(t, WriteFileSynced("", path, []byte("x"), 0o600), "a folder with files in it is never replaced")
+	assert.DirExists(t, path)
+}

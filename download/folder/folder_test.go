@@ -161,12 +161,22 @@ func TestViewOptionsRoundTripAndRefuseWhatFlagsWould(t *testing.T) {
 	got, err := f.ReadViewOptions()
 	require.NoError(t, err)
 	assert.Equal(t, v, *got)
+	// The longest zone name taken, and a space, which no control
+	// character check may refuse.
+	for _, zone := range []string{strings.Repeat("a", 255), "Etc/Some Where"} {
+		v := ViewOptions{Sidecars: "ente", Zone: zone}
+		require.NoError(t, f.WriteViewOptions(v))
+		got, err := f.ReadViewOptions()
+		require.NoError(t, err, zone)
+		assert.Equal(t, zone, got.Zone)
+	}
 	for name, bad := range map[string]string{
 		"style":  `{"sidecars":"Ente"}`,
 		"date":   `{"sidecars":"ente","dateView":"%Y"}`,
 		"zone":   `{"sidecars":"ente","zone":"a\u0001b"}`,
 		"rules":  `{"sidecars":"ente","zoneRules":"xyz"}`,
 		"short":  `{"sidecars":"ente","zoneRules":"0123"}`,
+		"long":   `{"sidecars":"ente","zone":"` + strings.Repeat("a", 256) + `"}`,
 		"broken": `{`,
 	} {
 		require.NoError(t, os.WriteFile(f.ViewOptionsPath(), []byte(bad), 0o644))
@@ -211,4 +221,16 @@ func TestCheckStateTellsADamagedDatabase(t *testing.T) {
 	assert.True(t, errors.Is(f.CheckState(), os.ErrNotExist))
 	require.NoError(t, os.WriteFile(f.StateFile(), []byte(strings.Repeat("x", 8192)), 0o600))
 	assert.ErrorContains(t, f.CheckState(), "not a quak state database")
+}
+
+func TestAFolderIsAbsoluteAndItsErrorsReadWhole(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	f := At("some/dir")
+	assert.Equal(t, filepath.Join(wd, "some", "dir"), f.Dir)
+	assert.Equal(t, "some/dir", f.Shown, "messages name it as given")
+	e := &DirError{Dir: "d", Reason: "is missing"}
+	assert.Equal(t, "backup folder d is missing", e.Error())
+	e.Err = errors.New("cause")
+	assert.Equal(t, "backup folder d is missing: cause", e.Error())
 }

@@ -2,7 +2,9 @@ package folder
 
 import (
 	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,8 +55,11 @@ func kinds(h *Health) []Kind {
 
 func TestAHealthyBackupHasNoProblem(t *testing.T) {
 	r := ok(now.Add(-time.Hour))
-	h := check(t, backedUp(t, r, r))
+	f := backedUp(t, r, r)
+	before := listing(t, f.Dir)
+	h := check(t, f)
 	assert.Empty(t, h.Problems)
+	assert.Equal(t, before, listing(t, f.Dir), "looking leaves nothing behind")
 	assert.Equal(t, r.End, h.Last.End)
 	assert.NotNil(t, h.Success)
 }
@@ -173,4 +178,15 @@ func TestAContradictoryRecordIsAProblem(t *testing.T) {
 	h := check(t, backedUp(t, last, ok(now)))
 	require.Equal(t, []Kind{Failing}, kinds(h))
 	assert.Contains(t, h.Problems[0].Msg, "contradicts itself")
+}
+
+// listing is every path under dir, quak's own folder included.
+func listing(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		out = append(out, p)
+		return err
+	}))
+	return out
 }

@@ -36,6 +36,10 @@ func TestAFirstBackupBesideOrInsideOthersIsRefused(t *testing.T) {
 	assert.Equal(t, alice, ne.Inside)
 	assert.Contains(t, ne.Error(), "is inside the backup "+alice)
 
+	deep := filepath.Join(alice, "Second album", "a", "b")
+	require.ErrorAs(t, At(deep).CheckNested(), &ne, "however deep inside")
+	assert.Equal(t, alice, ne.Inside)
+
 	assert.NoError(t, At(alice).CheckNested(), "a backup is what it is")
 	assert.NoError(t, At(filepath.Join(photos, "bob")).CheckNested(), "a new folder beside them is fine")
 	deeper := filepath.Join(t.TempDir(), "a", "b", "c", "d")
