@@ -70,13 +70,23 @@ func (c *Client) setHeaders(req *http.Request) {
 // do sends one API request with an optional JSON body and decodes a JSON
 // answer into out (when not nil).
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
-	var body io.Reader
+	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return err
 		}
-		body = bytes.NewReader(b)
+		body = b
+	}
+	return c.doJSON(ctx, method, path, query, body, out)
+}
+
+// doJSON is do with the JSON body given as bytes (nil: no body), sent as
+// they are.
+func (c *Client) doJSON(ctx context.Context, method, path string, query url.Values, in []byte, out any) error {
+	var body io.Reader
+	if in != nil {
+		body = bytes.NewReader(in)
 	}
 	u := c.base.JoinPath(path)
 	u.RawQuery = query.Encode()

@@ -42,6 +42,7 @@ func (s *Server) collectionFor(a *Album, u *User) (apiclient.Collection, int64, 
 		changed = max(changed, sh.updated)
 		c.UpdationTime = changed
 	}
+	s.asSent(a, u, &c)
 	for _, sh := range a.shares {
 		if !sh.removed {
 			c.Sharees = append(c.Sharees, apiclient.CollectionUser{ID: sh.user.ID, Email: sh.user.Email, Role: sh.role})
@@ -109,6 +110,7 @@ func (s *Server) fileFor(a *Album, e *entry, u *User) apiclient.File {
 	out.Thumbnail = apiclient.FileAttributes{DecryptionHeader: f.thumbHeader}
 	out.Metadata = apiclient.FileAttributes{EncryptedData: f.metaEnc, DecryptionHeader: f.metaHeader}
 	out.PubMagicMetadata = f.pubMagic
+	out.MagicMetadata = s.ownerMagic(f, u)
 	info := &apiclient.FileInfo{FileSize: s.objects[f.fileObject].size}
 	if f.spec.AnnounceSize != 0 {
 		info.FileSize = f.spec.AnnounceSize
