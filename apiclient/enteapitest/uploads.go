@@ -444,6 +444,25 @@ func (s *Server) File(id int64) *File {
 	return s.files[id]
 }
 
+// PlaceObject puts an object of size zero bytes under key, as if it had
+// been uploaded, generated as it is read: for tests of sizes no test can
+// send, such as museum's 10 GiB limit.
+func (s *Server) PlaceObject(key string, size int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.objects[key] = &object{size: size, gen: func(w io.Writer) error {
+		_, err := io.Copy(w, io.LimitReader(zeros{}, size))
+		return err
+	}}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
 // Object returns the bytes stored under key, and false when there are none.
 func (s *Server) Object(key string) ([]byte, bool) {
 	s.mu.Lock()

@@ -945,3 +945,31 @@ func TestUploadFaults(t *testing.T) {
 	assert.Len(t, up.entries(a.ID), 1, "one file, committed by the lost request")
 	assert.Contains(t, up.entries(a.ID), got2.ID)
 }
+
+// The 10 GiB limit is on the stored object, after the store was asked and
+// before sizes and the plan are (UP.4).
+func TestCommitSizeLimitAndOrder(t *testing.T) {
+	up := newUploader(t)
+	ctx := context.Background()
+	a := up.album("a", "album")
+	f := up.seal(a, []byte("x"), map[string]any{"title": "x.jpg"}, nil)
+	huge := fmt.Sprintf("%d/huge", up.u.ID)
+	up.s.PlaceObject(huge, enteapitest.MaxFileSize+1)
+	up.u.SetStorage(0) // the plan would refuse it too, later
+	thumb := up.put(f.thumb, apiclient.PartLength)
+	_, err := up.c.CreateFile(ctx, f.body(t, huge, thumb))
+	assert.Equal(t, 413, status(err), "over 10 GiB, before the size sent is compared")
+
+	f.ct = make([]byte, 100)
+	_, err = up.c.CreateFile(ctx, f.body(t, fmt.Sprintf("%d/never", up.u.ID), thumb))
+	assert.Equal(t, 503, status(err), "a missing object before its size")
+	limit := fmt.Sprintf("%d/limit", up.u.ID)
+	up.s.PlaceObject(limit, enteapitest.MaxFileSize)
+	_, err = up.c.CreateFile(ctx, f.body(t, limit, thumb))
+	assert.Equal(t, 400, status(err), "10 GiB exactly passes the limit; the size sent is compared before the plan")
+	f.nf.File = apiclient.UploadedObject{ObjectKey: limit, DecryptionHeader: f.header, Size: enteapitest.MaxFileSize}
+	body, err := f.nf.Body()
+	require.NoError(t, err)
+	_, err = up.c.CreateFile(ctx, body)
+	assert.Equal(t, 426, status(err), "then the plan")
+}
