@@ -174,6 +174,12 @@ func mustReader(t *testing.T, key, header, ct []byte, chunk int) *Reader {
 	return r
 }
 
+func TestEncryptReaderNeedsAChunkSize(t *testing.T) {
+	assert.Panics(t, func() {
+		_, _ = newEncryptReader(make([]byte, KeySize), make([]byte, HeaderSize), bytes.NewReader(nil), 0)
+	})
+}
+
 func TestEncryptReaderRefusesBadKeys(t *testing.T) {
 	_, err := NewEncryptReader(make([]byte, 31), make([]byte, HeaderSize), bytes.NewReader(nil))
 	assert.Error(t, err)
@@ -191,6 +197,12 @@ func TestEncryptReaderBufferFollowsTheStream(t *testing.T) {
 	_, err = io.ReadAll(r)
 	require.NoError(t, err)
 	assert.LessOrEqual(t, len(r.buf), 64+smallestBuf+16)
+
+	r, err = NewEncryptReader(key, header, bytes.NewReader(make([]byte, smallestBuf+1)))
+	require.NoError(t, err)
+	_, err = io.ReadAll(r)
+	require.NoError(t, err)
+	assert.Equal(t, 64+2*smallestBuf+16, len(r.buf), "it doubles as the data comes")
 
 	r, err = NewEncryptReader(key, header, bytes.NewReader(make([]byte, 2*ChunkSize+5)))
 	require.NoError(t, err)
@@ -231,6 +243,20 @@ func TestEncryptReaderResumesFromACheckpoint(t *testing.T) {
 	}
 	_, err = ResumeEncrypt(Checkpoint{}, bytes.NewReader(nil))
 	assert.Error(t, err, "the zero checkpoint")
+
+	// From the first chunk on.
+	r, err = newEncryptReader(key, header, bytes.NewReader(pt), chunk)
+	require.NoError(t, err)
+	_, err = io.ReadFull(r, make([]byte, chunk+Overhead))
+	require.NoError(t, err)
+	first, ok := r.Checkpoint()
+	require.True(t, ok)
+	require.Equal(t, 1, first.Chunks)
+	rr, err := resumeEncrypt(first, bytes.NewReader(pt[chunk:]), chunk)
+	require.NoError(t, err)
+	rest, err := io.ReadAll(rr)
+	require.NoError(t, err)
+	equalBytes(t, rest, whole[first.Offset:])
 }
 
 func replayed(t *testing.T, key, header []byte, cp Checkpoint) Checkpoint {
