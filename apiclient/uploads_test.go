@@ -37,6 +37,14 @@ func (c *counting) Read(p []byte) (int, error) {
 }
 
 // newAlbum creates an album of u's through the API and returns its id and key.
+func status(err error) int {
+	var ae *errs.ApiError
+	if errors.As(err, &ae) {
+		return ae.Status
+	}
+	return 0
+}
+
 func newAlbum(t *testing.T, c *apiclient.Client, u *enteapitest.User, rnd io.Reader) (int64, []byte) {
 	t.Helper()
 	key, err := keys.NewKey(rnd)
@@ -210,6 +218,22 @@ func TestCreateFileRefusesMalformedBodies(t *testing.T) {
 	assert.Zero(t, s.Requests("POST /files"), "nothing malformed is ever sent")
 }
 
+// The smallest of everything passes: an empty file (one empty FINAL
+// message) and magic metadata of version 1 with one field.
+func TestNewFileSmallestValid(t *testing.T) {
+	f := seal(t, &counting{}, 5, bytes.Repeat([]byte{1}, 32), nil)
+	require.Len(t, f.ct, 17)
+	f.body(t, "1/a", "1/b")
+	mm := &apiclient.MagicMetadata{Version: 1, Count: 1, Data: make([]byte, 17), Header: make([]byte, 24)}
+	f.nf.PubMagicMetadata, f.nf.MagicMetadata = mm, mm
+	assert.NoError(t, f.nf.Validate())
+}
+
+func TestPartLengthIsFiveChunks(t *testing.T) {
+	assert.Equal(t, 5*(secretstream.ChunkSize+secretstream.Overhead), apiclient.PartLength)
+	assert.Equal(t, 20971605, apiclient.PartLength, "UP.2")
+}
+
 func TestMultipartUploadCommits(t *testing.T) {
 	s := newServer(t, enteapitest.Config{})
 	c, u := login(t, s)
@@ -269,7 +293,9 @@ func TestCompleteMultipartRefusesMissingETags(t *testing.T) {
 	s := newServer(t, enteapitest.Config{})
 	c, _ := login(t, s)
 	assert.Error(t, c.CompleteMultipart(context.Background(), s.Store.URL+"/store/1/x?uploadId=u", nil))
-	assert.Error(t, c.CompleteMultipart(context.Background(), s.Store.URL+"/store/1/x?uploadId=u", []string{`"a"`, ""}))
+	err := c.CompleteMultipart(context.Background(), s.Store.URL+"/store/1/x?uploadId=u", []string{`"a"`, ""})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "part 2 has no ETag")
 	assert.Zero(t, s.RequestsWithPrefix("POST /store/"), "nothing was sent")
 }
 
@@ -415,6 +441,13 @@ func TestAddFilesBatchBounds(t *testing.T) {
 	err := c.AddFiles(context.Background(), 5, make([]apiclient.CollectionFileItem, apiclient.MaxAddFiles+1))
 	assert.Error(t, err)
 	assert.Zero(t, s.Requests("POST /collections/add-files"))
+	full := make([]apiclient.CollectionFileItem, apiclient.MaxAddFiles)
+	for i := range full {
+		full[i] = apiclient.CollectionFileItem{ID: int64(i + 1), EncryptedKey: make([]byte, 48), KeyDecryptionNonce: make([]byte, 24)}
+	}
+	err = c.AddFiles(context.Background(), 5, full)
+	assert.Equal(t, 404, status(err), "a full batch is sent (to an album that is not there)")
+	assert.Equal(t, 1, s.Requests("POST /collections/add-files"))
 }
 
 func TestCollectionReadsOneAlbum(t *testing.T) {
@@ -449,6 +482,7 @@ func TestHeadroom(t *testing.T) {
 		{"family member over the limit", family(limit(5), 2_000_000), -5},
 		{"family limit above the rest", family(limit(90), 2_000_000), 40},
 		{"family plan over", family(nil, 999_999), -60},
+		{"family bonus", func() apiclient.UserDetails { d := family(nil, 2_000_000); d.StorageBonus = 7; return d }(), 47},
 	} {
 		assert.Equal(t, tc.want, tc.d.Headroom(now), tc.name)
 	}
