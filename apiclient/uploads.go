@@ -24,7 +24,9 @@ import (
 // Sizes of Ente's uploads.
 const (
 	// PartLength is the size of every part of a multipart upload but the
-	// last, as Ente's web app cuts them: five ciphertext chunks.
+	// last, as Ente's web app cuts them: five ciphertext chunks. The app
+	// uploads a stream of five chunks or more (plaintext over 16 MiB) in
+	// parts, anything smaller whole.
 	PartLength = 5 * (4<<20 + 17)
 	// MaxObjectSize is the largest object museum stores (10 GiB of
 	// ciphertext): a larger file gets 413.
@@ -153,11 +155,36 @@ func (c *Client) MultipartUploadURL(ctx context.Context, size, partLength int64,
 	return &out, nil
 }
 
+// PartSums reads exactly size bytes from r and returns the MD5 of each
+// part of partLength bytes (the last one the rest), as MultipartUploadURL
+// wants them; with partLength at least size, the one sum is the whole
+// object's, as UploadURL wants it. A shorter r is io.ErrUnexpectedEOF.
+func PartSums(r io.Reader, size, partLength int64) ([][md5.Size]byte, error) {
+	if size <= 0 || partLength <= 0 {
+		return nil, fmt.Errorf("parts of %d bytes of an object of %d", partLength, size)
+	}
+	var sums [][md5.Size]byte
+	for left := size; left > 0; left -= partLength {
+		h := md5.New()
+		n, err := io.CopyN(h, r, min(partLength, left))
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("part %d, after %d bytes: %w", len(sums)+1, n, err)
+		}
+		sums = append(sums, [md5.Size]byte(h.Sum(nil)))
+	}
+	return sums, nil
+}
+
 // PutUpload sends size bytes read from body to a presigned URL (a whole
 // object's or a part's) with Content-MD5 sum, and returns the ETag the
-// store answered, verbatim (quotes included). It sends no account token,
-// follows no redirect, and its errors name the URL without its query.
-// Safe to repeat with the same bytes while the URL is valid (7 days).
+// store answered, verbatim (quotes included). body must yield exactly size
+// bytes (a part: an io.SectionReader, or an io.LimitReader of a stream).
+// It sends no account token, follows no redirect, and its errors name the
+// URL without its query. Safe to repeat with the same bytes while the URL
+// is valid (7 days).
 func (c *Client) PutUpload(ctx context.Context, presigned string, body io.Reader, size int64, sum [md5.Size]byte) (etag string, err error) {
 	if body == nil {
 		body = http.NoBody

@@ -229,6 +229,27 @@ func TestNewFileSmallestValid(t *testing.T) {
 	assert.NoError(t, f.nf.Validate())
 }
 
+func TestPartSums(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 25) // 250 bytes
+	sums, err := apiclient.PartSums(bytes.NewReader(data), 250, 100)
+	require.NoError(t, err)
+	assert.Equal(t, [][md5.Size]byte{md5.Sum(data[:100]), md5.Sum(data[100:200]), md5.Sum(data[200:])}, sums)
+	sums, err = apiclient.PartSums(bytes.NewReader(data), 250, 250)
+	require.NoError(t, err)
+	assert.Equal(t, [][md5.Size]byte{md5.Sum(data)}, sums, "one part: the whole object's sum")
+	sums, err = apiclient.PartSums(bytes.NewReader(data), 200, 100)
+	require.NoError(t, err)
+	assert.Len(t, sums, 2, "exactly size bytes are read")
+	_, err = apiclient.PartSums(bytes.NewReader(data), 300, 100)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	_, err = apiclient.PartSums(bytes.NewReader(data[:200]), 250, 100)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "a whole part missing")
+	_, err = apiclient.PartSums(bytes.NewReader(data), 250, 0)
+	assert.Error(t, err)
+	_, err = apiclient.PartSums(bytes.NewReader(data), 0, 100)
+	assert.Error(t, err)
+}
+
 func TestPartLengthIsFiveChunks(t *testing.T) {
 	assert.Equal(t, 5*(secretstream.ChunkSize+secretstream.Overhead), apiclient.PartLength)
 	assert.Equal(t, 20971605, apiclient.PartLength, "UP.2")
