@@ -380,6 +380,22 @@ func TestMultipartRules(t *testing.T) {
 	}
 	st, _ := up.raw("POST", "/files/multipart-upload-url", fmt.Sprintf(`{"contentLength":13,"partLength":5242880,"partMd5s":[%q]}`, sum64(part2)))
 	assert.Equal(t, 200, st, "one small part is fine")
+	for _, tc := range []struct {
+		size, partLength int64
+		status           int
+	}{
+		{1000, 1000, 200},
+		{0, 1000, 400},
+		{10<<30 + 1, 5 << 30, 400},
+		{10 << 30, 5 << 30, 200},
+		{6 << 30, 5<<30 + 1, 400},
+		{1000, 0, 400},
+	} {
+		parts := max((tc.size+max(tc.partLength, 1)-1)/max(tc.partLength, 1), 1)
+		md5s := strings.TrimSuffix(strings.Repeat(fmt.Sprintf("%q,", sum64(part2)), int(parts)), ",")
+		st, _ := up.raw("POST", "/files/multipart-upload-url", fmt.Sprintf(`{"contentLength":%d,"partLength":%d,"partMd5s":[%s]}`, tc.size, tc.partLength, md5s))
+		assert.Equal(t, tc.status, st, "%d bytes in parts of %d", tc.size, tc.partLength)
+	}
 
 	mp, err := up.c.MultipartUploadURL(ctx, size, int64(len(part1)), sums)
 	require.NoError(t, err)
@@ -607,7 +623,9 @@ func TestPrivateMagicMetadataAtCommit(t *testing.T) {
 	theirs := sam.entries(a.ID)[got.ID]
 	assert.Nil(t, theirs.MagicMetadata, "private to the owner")
 	assert.NotNil(t, theirs.PubMagicMetadata)
-	it, err := catalog.OpenItem(&theirs, sharedAlbum(t, sam, a.ID))
+	shared := sharedAlbum(t, sam, a.ID)
+	assert.Equal(t, "a", shared.Name, "the name sent, sealed under the album's key, for the sharee too")
+	it, err := catalog.OpenItem(&theirs, shared)
 	require.NoError(t, err, "the sharee opens the file with the album key sealed to them")
 	assert.Equal(t, "x.jpg", it.Meta.Title)
 }
@@ -756,6 +774,8 @@ func TestAddFilesRules(t *testing.T) {
 	}
 	st, _ := up.raw("POST", "/collections/add-files", fmt.Sprintf(`{"collectionID":%d,"files":[%s]}`, b.ID, strings.Join(many, ",")))
 	assert.Equal(t, 413, st)
+	st, _ = up.raw("POST", "/collections/add-files", fmt.Sprintf(`{"collectionID":%d,"files":[%s]}`, b.ID, strings.Join(many[:1000], ",")))
+	assert.Equal(t, 400, st, "1000 files are a batch (of files that are not there)")
 	st, _ = up.raw("POST", "/collections/add-files", fmt.Sprintf(`{"collectionID":%d,"files":[{"id":%d}]}`, b.ID, fe.ID))
 	assert.Equal(t, 400, st, "a file without its key")
 }
@@ -828,6 +848,12 @@ func TestPlanChecks(t *testing.T) {
 	require.NoError(t, err, "checked again, and within the slack")
 	_, err = up.c.UploadURL(ctx, 200<<20, [16]byte{})
 	assert.Equal(t, 426, status(err), "100 MiB or more is always checked")
+
+	up.u.SetStorage(used)
+	_, err = up.c.UploadURLs(ctx, 1)
+	require.NoError(t, err, "checked, a full account may still mint")
+	_, err = up.c.UploadURL(ctx, 100<<20, [16]byte{})
+	assert.Equal(t, 426, status(err), "100 MiB is always checked")
 
 	up.u.SetStorage(used - 1)
 	_, err = up.c.UploadURL(ctx, small, [16]byte{})
@@ -944,6 +970,22 @@ func TestUploadFaults(t *testing.T) {
 	require.NoError(t, err, "the stored body sent again")
 	assert.Len(t, up.entries(a.ID), 1, "one file, committed by the lost request")
 	assert.Contains(t, up.entries(a.ID), got2.ID)
+}
+
+// POST /files checks the plan with the file and its thumbnail (UP.10).
+func TestCommitChecksThePlanWithBothObjects(t *testing.T) {
+	up := newUploader(t)
+	a := up.album("a", "album")
+	f := up.seal(a, []byte("x"), map[string]any{"title": "x.jpg"}, nil)
+	up.u.SetStorage(0)
+	file := fmt.Sprintf("%d/file", up.u.ID)
+	up.s.PlaceObject(file, 50<<20-int64(len(f.thumb))+1)
+	f.nf.File = apiclient.UploadedObject{ObjectKey: file, DecryptionHeader: f.header, Size: 50<<20 - int64(len(f.thumb)) + 1}
+	f.nf.Thumbnail = apiclient.UploadedObject{ObjectKey: up.putPlain(f.thumb), DecryptionHeader: f.thumbHeader, Size: int64(len(f.thumb))}
+	body, err := f.nf.Body()
+	require.NoError(t, err)
+	_, err = up.c.CreateFile(context.Background(), body)
+	assert.Equal(t, 426, status(err), "one byte over the 50 MiB of slack, with the thumbnail")
 }
 
 // The 10 GiB limit is on the stored object, after the store was asked and
