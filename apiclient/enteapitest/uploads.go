@@ -314,18 +314,13 @@ func (s *Server) uploadRoute(checkPlan bool, h func(http.ResponseWriter, *http.R
 	}
 }
 
-// normalizeMD5 reads a contentMD5 as museum does: base64, else hex, of 16
-// bytes. Every 32-digit hex string is also valid base64 of 24 bytes, so
-// hex is always refused (UP.2).
+// normalizeMD5 reads a contentMD5 as museum does: 16 bytes in base64.
+// museum falls back to hex, but every 32-digit hex string is also valid
+// base64 of 24 bytes, and other hex strings are not 16 bytes: hex is
+// always refused (UP.2).
 func normalizeMD5(v string) (string, bool) {
-	v = strings.TrimSpace(v)
-	b, err := base64.StdEncoding.DecodeString(v)
-	if err != nil {
-		if b, err = hex.DecodeString(v); err != nil {
-			return "", false
-		}
-	}
-	return base64.StdEncoding.EncodeToString(b), v != "" && len(b) == md5.Size
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	return base64.StdEncoding.EncodeToString(b), err == nil && len(b) == md5.Size
 }
 
 // mintKey makes a new object key of u's, as museum names them.
@@ -362,8 +357,8 @@ func (s *Server) uploadURL(w http.ResponseWriter, r *http.Request, u *User) {
 
 // multipartUploadURL answers POST /files/multipart-upload-url (UP.2):
 // parts = ceil(contentLength/partLength) = len(partMd5s), parts of at
-// least 5 MiB when there are several, at most 5 GiB each and 10,000 in
-// all, 10 GiB in total (400 otherwise), then the plan without a size. The
+// least 5 MiB when there are several and at most 5 GiB each, 10 GiB in
+// total (400 otherwise), then the plan without a size. The
 // answer has no "urls" wrapper; each part's URL pins its length and MD5.
 func (s *Server) multipartUploadURL(w http.ResponseWriter, r *http.Request, u *User) {
 	var in struct {
@@ -403,11 +398,11 @@ func partPins(size, partLength int64, sums []string) ([]pin, bool) {
 		(size > partLength && partLength < minPart) {
 		return nil, false
 	}
-	n := int(max((size+partLength-1)/partLength, 1))
-	if n > 10000 || n != len(sums) {
+	// At most 2,048 parts fit these bounds: museum's cap of 10,000 never bites.
+	if int64(len(sums)) != (size+partLength-1)/partLength {
 		return nil, false
 	}
-	pins := make([]pin, n)
+	pins := make([]pin, len(sums))
 	left := size
 	for i, v := range sums {
 		sum, ok := normalizeMD5(v)
@@ -415,9 +410,6 @@ func partPins(size, partLength int64, sums []string) ([]pin, bool) {
 			return nil, false
 		}
 		pins[i] = pin{size: min(partLength, left), md5: sum}
-		if i == n-1 {
-			pins[i].size = left
-		}
 		left -= pins[i].size
 	}
 	return pins, true

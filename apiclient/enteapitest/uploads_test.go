@@ -390,6 +390,8 @@ func TestMultipartRules(t *testing.T) {
 		{10 << 30, 5 << 30, 200},
 		{6 << 30, 5<<30 + 1, 400},
 		{1000, 0, 400},
+		{11 << 20, 5 << 20, 200},
+		{11 << 20, 5<<20 - 1, 400},
 	} {
 		parts := max((tc.size+max(tc.partLength, 1)-1)/max(tc.partLength, 1), 1)
 		md5s := strings.TrimSuffix(strings.Repeat(fmt.Sprintf("%q,", sum64(part2)), int(parts)), ",")
@@ -406,6 +408,10 @@ func TestMultipartRules(t *testing.T) {
 	assert.Equal(t, 403, st, "a part of another length")
 	st, _ = storePut(t, mp.PartURLs[1], bytes.Repeat([]byte{9}, len(part2)), int64(len(part2)), sum64(part2))
 	assert.Equal(t, 400, st, "a part of other bytes")
+	for _, n := range []string{"partNumber=0", "partNumber=3"} {
+		st, _ = storePut(t, strings.Replace(mp.PartURLs[1], "partNumber=2", n, 1), part2, int64(len(part2)), sum64(part2))
+		assert.Equal(t, 403, st, "a part number no URL was signed for: %s", n)
+	}
 	var etags []string
 	for i, p := range [][]byte{part1, part2} {
 		etag, err := up.c.PutUpload(ctx, mp.PartURLs[i], bytes.NewReader(p), int64(len(p)), sums[i])
