@@ -53,11 +53,11 @@ func upload(t *testing.T, timers *enteapitest.Timers) (*io.PipeWriter, *sendingT
 	require.NoError(t, err)
 	out := make(chan result, 1)
 	go func() {
-		resp, err := rt.RoundTrip(req)
+		resp, err := rt.RoundTrip(req) //nolint:bodyclose // the test or its cleanup closes it
 		out <- result{resp, err}
 	}()
 	t.Cleanup(func() {
-		pw.Close()
+		_ = pw.Close()
 		close(base.answer)
 		if r := <-out; r.resp != nil {
 			r.resp.Body.Close()
@@ -80,7 +80,7 @@ func TestAMovingUploadIsNotCut(t *testing.T) {
 	<-base.reads
 	assert.False(t, timers.FireFor(key, time.Second, 0), "no answer is awaited while the body goes out")
 	require.True(t, timers.FireFor(key, 2*time.Second, bound), "the body deadline passes, but bytes moved")
-	pw.Close()
+	require.NoError(t, pw.Close())
 	<-base.reads
 	require.True(t, timers.FireFor(key, time.Second, bound), "the body is sent: now the answer is awaited")
 	r := <-out
@@ -114,7 +114,7 @@ func TestAnUploadGetsItsAnswer(t *testing.T) {
 	pw, base, out := upload(t, timers)
 	_, err := pw.Write([]byte("all of it"))
 	require.NoError(t, err)
-	pw.Close()
+	require.NoError(t, pw.Close())
 	for n := range base.reads {
 		if n == 0 {
 			break
