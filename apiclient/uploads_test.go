@@ -242,6 +242,7 @@ func TestPartSums(t *testing.T) {
 	assert.Len(t, sums, 2, "exactly size bytes are read")
 	_, err = apiclient.PartSums(bytes.NewReader(data), 300, 100)
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	assert.Contains(t, err.Error(), "part 3, after 50 bytes")
 	_, err = apiclient.PartSums(bytes.NewReader(data[:200]), 250, 100)
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "a whole part missing")
 	_, err = apiclient.PartSums(bytes.NewReader(data), 250, 0)
