@@ -1,5 +1,5 @@
 # Every target is a one-line call to script/, the real entry points.
-.PHONY: test check fmt lint bench fuzz build demo soak
+.PHONY: test check fmt lint bench fuzz build demo soak man
 
 test: ; script/test
 check: ; script/check
@@ -10,3 +10,4 @@ fuzz: ; script/fuzz
 build: ; script/build
 demo: ; script/demo
 soak: ; script/soak
+man: ; script/man

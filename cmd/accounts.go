@@ -25,8 +25,8 @@ func newAccountsCmd(d deps) *cobra.Command {
 		Use:   "accounts",
 		Short: "List the logged-in accounts, their backup folders and sessions",
 		Long: `List every account logged in here (quak login adds one), each with its
-server, the backup folders recorded for it (quak backup --init --account
-EMAIL DIR records one; backup, status and verify --all run on them) and
+server, the backup folders recorded for it (every folder quak backup backs
+up is recorded; backup, status and verify --all run on them) and
 whether the server still accepts its session (one request per account;
 --offline skips it). Folders recorded for an account that is no longer
 logged in are listed too: --all reports them as not logged in until you log
@@ -152,6 +152,9 @@ func writeAccountsJSON(d deps, lines []accountLine) {
 	}
 }
 
+// errNotRecorded is a folder quak accounts --forget does not know.
+var errNotRecorded = errors.New("not in the folder list")
+
 func missingNote(dir string) string {
 	if dirExists(dir) {
 		return ""
@@ -165,14 +168,17 @@ func forgetFolder(d deps, dir string) error {
 	if err != nil {
 		return err
 	}
-	fs, path, err := loadFolders(d)
+	path, err := foldersPath(d.getenv)
 	if err != nil {
 		return err
 	}
-	if !fs.Forget(abs) {
-		return &usageError{fmt.Errorf("%s is not in the folder list (quak accounts lists it)", abs)}
-	}
-	if err := fs.Save(path); err != nil {
+	err = account.UpdateFolders(path, func(fs *account.Folders) (bool, error) {
+		if !fs.Forget(abs) {
+			return false, &usageError{fmt.Errorf("%s: %w", abs, errNotRecorded)}
+		}
+		return true, nil
+	})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(d.stdout, "Forgot %s; its files stay.\n", abs)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -30,12 +31,21 @@ func (m *multiFlags) register(fs *pflag.FlagSet, verb string) {
 	fs.BoolVar(&m.all, "all", false, verb+" every backup folder recorded in the config (quak accounts lists them), one after another; with --account, that account's")
 }
 
+// Errors of a command line that names no folder, or cannot name one.
+var (
+	errNoFolderArg = errors.New("no backup folder given")
+	errNoFolders   = errors.New("no backup folder is recorded")
+	errInitAll     = errors.New("--init names one folder, so it cannot go with --all")
+)
+
 // args checks the folder argument: one, or none with --all.
 func (m *multiFlags) args(command string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
 		switch {
 		case m.all && len(args) > 0:
 			return &usageError{fmt.Errorf("%s --all takes no folder: it runs on every folder recorded in the config", command)}
+		case !m.all && len(args) == 0:
+			return &usageError{errNoFolderArg}
 		case !m.all && len(args) != 1:
 			return &usageError{fmt.Errorf("%s takes one folder, got %d arguments", command, len(args))}
 		}
@@ -64,8 +74,7 @@ func (m *multiFlags) folders(d deps) ([]account.Folder, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, &usageError{fmt.Errorf("no backup folder is recorded in %s%s: run quak backup --init --account EMAIL DIR once for each",
-			path, orEmpty(" for ", m.account))}
+		return nil, &usageError{fmt.Errorf("%w in %s%s", errNoFolders, path, orEmpty(" for ", m.account))}
 	}
 	return out, nil
 }
@@ -103,6 +112,15 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 	return runs
 }
 
+// foldersError ends an --all run some folders of which did not succeed.
+// Each folder's error was reported, with its hint, as it ended.
+type foldersError struct {
+	code int
+	msg  string
+}
+
+func (e *foldersError) Error() string { return e.msg }
+
 // worstOf is the worst exit code of runs, by worse's order, and the error
 // an --all run ends with: nil when every run succeeded.
 func worstOf(ctx context.Context, runs []folderRun) (int, error) {
@@ -120,14 +138,14 @@ func worstOf(ctx context.Context, runs []folderRun) (int, error) {
 	if code == exitOK {
 		return code, nil
 	}
-	return code, &statusError{code: code, msg: fmt.Sprintf("%d of %d folders did not fully succeed (exit code %d, the worst of their codes)", bad, len(runs), code)}
+	return code, &foldersError{code: code, msg: fmt.Sprintf("%d of %d folders did not fully succeed (exit code %d, the worst of their codes)", bad, len(runs), code)}
 }
 
 // runBackupAll backs up every registered folder with its own account, and
 // pings the health check once for the whole run.
 func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	if o.init {
-		return &usageError{fmt.Errorf("--init names one folder: run quak backup --init --account EMAIL DIR")}
+		return &usageError{errInitAll}
 	}
 	folders, err := o.multi.folders(d)
 	if err != nil {
@@ -137,19 +155,7 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	if o.json {
 		human = d.stderr
 	}
-	url, err := healthURL(d, o)
-	if err != nil {
-		return err
-	}
-	if o.dryRun {
-		url = ""
-	}
-	var mu sync.Mutex
-	ping, err := newPinger(d, url, func(msg string) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintln(d.stderr, "quak: "+msg)
-	})
+	ping, err := allPinger(d, o)
 	if err != nil {
 		return err
 	}
@@ -170,16 +176,8 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	})
 	total.Duration = time.Since(start)
 	code, err := worstOf(ctx, runs)
-	lines := make([]string, 0, len(runs)+1)
-	for _, r := range runs {
-		what := "refused before it started: " + errText1(r.err)
-		if s := sums[r.folder.Dir]; s != nil {
-			what = summaryLine(s)
-		}
-		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", r.folder.Email, r.folder.Dir, r.code, what))
-	}
-	totalLine := fmt.Sprintf("%sTotal for %d of %d folders: %s; exit code %d", outcomeFirst(code), len(runs), len(folders), summaryLine(total), code)
-	lines = append(lines, totalLine)
+	lines := allLines(runs, sums, total, len(folders), code)
+	totalLine := lines[len(lines)-1]
 	fmt.Fprintln(human, "== every account")
 	lf, lerr := openLogFile(d, d.g.logFile)
 	for _, l := range lines {
@@ -250,34 +248,52 @@ func errText1(err error) string {
 	return err.Error()
 }
 
-// runStatusAll reports on every registered folder.
-func runStatusAll(ctx context.Context, d deps, o *statusOpts) error {
-	folders, err := o.multi.folders(d)
-	if err != nil {
-		return err
+// allPinger is the one pinger of a --all run (none for a dry run).
+func allPinger(d deps, o *backupOpts) (*pinger, error) {
+	url, err := healthURL(d, o)
+	if err != nil || o.dryRun {
+		return nil, err
 	}
-	human := d.stdout
-	if o.json {
-		human = d.stderr
-	}
-	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f account.Folder) error {
-		return runStatus(ctx, fd, o, f.Dir)
+	var mu sync.Mutex
+	return newPinger(d, url, func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(d.stderr, "quak: "+msg)
 	})
-	return endAll(ctx, human, runs, len(folders))
 }
 
-// runVerifyAll verifies every registered folder.
-func runVerifyAll(ctx context.Context, d deps, o *verifyOpts) error {
-	folders, err := o.multi.folders(d)
+// allLines are --all's closing lines: one per folder, then the total.
+func allLines(runs []folderRun, sums map[string]*backup.Summary, total *backup.Summary, folders, code int) []string {
+	lines := make([]string, 0, len(runs)+1)
+	for _, r := range runs {
+		what := "refused before it started: " + errText1(r.err)
+		if s := sums[r.folder.Dir]; s != nil {
+			what = summaryLine(s)
+		}
+		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", r.folder.Email, r.folder.Dir, r.code, what))
+	}
+	// A folder refused before it started adds no counts: with none
+	// started, zero counts would read like an empty success.
+	counts := "every one was refused before it started"
+	if total.Started {
+		counts = summaryLine(total)
+	}
+	return append(lines, fmt.Sprintf("%sTotal for %d of %d folders: %s; exit code %d", outcomeFirst(code), len(runs), folders, counts, code))
+}
+
+// runOnAll runs a per-folder command (status, verify) on every registered
+// folder, each with its own account, and ends with the worst code.
+func runOnAll(ctx context.Context, d deps, multi *multiFlags, jsonOut bool, each func(d deps, dir string) error) error {
+	folders, err := multi.folders(d)
 	if err != nil {
 		return err
 	}
 	human := d.stdout
-	if o.json {
+	if jsonOut {
 		human = d.stderr
 	}
-	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f account.Folder) error {
-		return runVerify(ctx, fd, o, f.Dir)
+	runs := forEachFolder(ctx, d, folders, jsonOut, human, func(fd deps, f account.Folder) error {
+		return each(fd, f.Dir)
 	})
 	return endAll(ctx, human, runs, len(folders))
 }

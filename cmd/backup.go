@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/backup"
@@ -31,6 +32,7 @@ type backupOpts struct {
 	verify      bool
 	init        bool
 	noSpace     bool
+	nested      bool
 	prune       bool
 	maxDelete   int
 	dryRun      bool
@@ -111,25 +113,26 @@ run resumes), and a second run on the same DIR waits for nothing: it exits 4.
 Every run that starts records its summary in DIR/.quak/last-run.json, which
 quak status reads.
 
-With several accounts logged in, --account EMAIL says whose backup DIR is,
-and DIR remembers it (with --init or --account), so later runs need not say
-it. --all backs up every folder recorded that way, one after another, each
-with its account's session and its own lock: one folder's failure never
-stops the others, one health-check ping covers the whole run, and the exit
-code is the worst of theirs in the order 130/143, 1, 5, 3, 75, 4, 2, 0.
+With several accounts logged in, --account EMAIL says whose backup DIR is.
+Every folder a run backs up is recorded as its account's, so later runs
+need not say it, and --all backs up every folder recorded, one after
+another, each with its account's session and its own lock: one folder's
+failure never stops the others, and one health-check ping covers the whole
+run.
 
-Exit codes:
-  0  everything saved
-  2  some files failed (named on stderr; retried first on the next run)
-  3  not logged in, or the session was rejected: run quak login
-  4  another quak run holds DIR's lock
-  5  DIR is unusable: missing, not writable, or the backup of another account
-  64 bad command line, or an --albums pattern that matches no album
-  75 the server or its object store could not be reached (refused, or
-     several files in a row could not connect): the run stopped at once,
-     files not tried are not failed; try again later
-  1  any other fatal error
-  130/143  interrupted by Ctrl-C / SIGTERM`,
+A first backup into a folder inside another backup (an album folder), or
+into one that holds other backups up to three folders down, is refused
+(exit 5), naming them: --allow-nested insists.
+
+` + exitHelp(map[int]string{
+			exitOK:          "everything saved",
+			exitPartial:     "some files failed (named on stderr; retried first on the next run)",
+			exitLocked:      "another quak run holds DIR's lock",
+			exitUnusableDir: "DIR is unusable: missing, not writable, or the backup of another account",
+			exitTempFail: "the server or its object store could not be reached (refused, or several files in a row " +
+				"could not connect): the run stopped at once, files not tried are not failed; try again later",
+			exitFatal: "", exitLogin: "", exitUsage: "", exitInterrupt: "", exitTerminated: "",
+		}) + "\n\n" + allOrderText(),
 		Args: o.multi.args("backup"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.fs = c.Flags()
@@ -139,35 +142,13 @@ Exit codes:
 			return runBackup(c.Context(), d, o, args[0])
 		},
 	}
-	f := c.Flags()
-	f.IntVar(&o.concurrency, "concurrency", 0, "files to download at once (default 0: found from the link, up to 32)")
-	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
-	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
-	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); visible in ps: prefer $QUAK_HEALTHCHECK_URL or --healthcheck-url-file")
-	f.StringVar(&o.healthFile, "healthcheck-url-file", "", "read the health-check URL from this file, not readable by everyone (default $QUAK_HEALTHCHECK_URL_FILE)")
-	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
-	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
-	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")
-	f.BoolVar(&o.dryRun, "dry-run", false, "say everything this run would do, writing nothing (no file, no state, no lock; exits 4 while a backup runs)")
-	f.BoolVar(&o.metaOnly, "metadata-only", false, "refresh sidecars, album files, names and mtimes from a full listing; download nothing")
-	f.Int64Var(&o.resumeAbove, "resume-above", backup.DefaultResumeAbove, "bytes: larger downloads keep a resume point every this many bytes, for the next run (-1: never)")
-	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
-	f.IntVar(&o.maxDelete, "max-delete", backup.DefaultMaxDelete, "with --prune: move nothing when more than this many album entries were deleted")
-	f.IntVar(&o.streams, "streams", download.DefaultStreams, "ranges of one file over 32 MiB in flight at once (1: one stream)")
-	f.Var(&o.bwlimit, "bwlimit", "cap all downloads together at RATE bytes a second (10M is 10 MiB/s), or by a timetable of local times such as \"08:00,512K 23:00,off\"")
-	o.filters.register(f)
-	o.views.register(f)
-	o.net.register(f)
-	o.multi.register(f, "back up")
+	o.register(c.Flags())
 	return c
 }
 
 func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err error) {
-	if o.concurrency < 0 || o.attempts < 1 || o.maxDelete < 1 || o.streams < 1 || o.streams > maxStreams {
-		return &usageError{fmt.Errorf("--attempts and --max-delete must be at least 1, --concurrency at least 0, --streams 1 to 16")}
-	}
-	if o.dryRun && (o.verify || o.init) {
-		return &usageError{fmt.Errorf("--dry-run writes nothing, so it cannot --verify (which records what it checked) or --init")}
+	if err := o.check(); err != nil {
+		return err
 	}
 	now := time.Now
 	if d.now != nil {
@@ -181,110 +162,33 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	if err != nil {
 		return err
 	}
-	var jl *jsonLines
-	if o.json {
-		jl = newJSONLines(d)
-	}
-	lf, err := openLogFile(d, d.g.logFile)
+	out, err := startOutput(ctx, d, o)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = lf.close() }()
-	pr := newPrinter(d, jl, lf)
-	pr.dryRun = o.dryRun
-	url, err := healthURL(d, o)
-	if err != nil {
-		return err
-	}
-	if o.dryRun {
-		url = "" // a preview is not a backup: no ping
-	}
-	ping, err := newPinger(d, url, pr.warn)
-	if err != nil {
-		return err
-	}
-	ping.start(ctx)
 	var sum *backup.Summary
-	defer func() {
-		// Whatever happened, a started run and every refusal end with one
-		// summary and one ping.
-		code := runExitCode(sum, err)
-		pr.finish(sum, code, err)
-		if err != nil {
-			lf.line("quak: error: " + err.Error())
+	defer func() { out.finish(ctx, d, o, dir, sum, err) }()
+	if !o.init {
+		if err := needFolder(dir); err != nil {
+			return err
 		}
-		var line string
-		switch {
-		case sum != nil && sum.Started:
-			line = outcomeFirst(code) + summaryLine(sum)
-			if err != nil {
-				line += "\nerror: " + fmt.Sprint(errText(err))
-			}
-		case err != nil:
-			line = "REFUSED before it started: " + fmt.Sprint(errText(err))
-			if !o.dryRun {
-				recordRefusal(d, dir, code, err)
-			}
-		}
-		ping.finish(ctx, code, line)
-		if o.multi.done != nil {
-			o.multi.done(sum, code)
-		}
-	}()
-
+	}
 	a, c, err := loadSessionFor(d, &o.net, dir, o.multi.account)
 	if err != nil {
 		return err
 	}
-	p := retryPolicy(d, o.attempts)
-	var redo []int64
-	if o.verify {
-		vs, err := verify.Run(ctx, verify.Options{Dir: dir, Now: d.now, Events: func(v verify.Problem) {
-			pr.warn(fmt.Sprintf("verify: %s: %s", v.Kind, v.Path))
-		}})
-		var de *backup.DirError
-		switch {
-		case errors.As(err, &de) && de.Err != nil && errors.Is(de.Err, os.ErrNotExist) && dirExists(dir):
-			// A folder with no backup yet: nothing to verify.
-		case err != nil:
-			return fmt.Errorf("verifying before the backup: %w", err)
-		default:
-			redo = vs.Redownload
-		}
+	redo, err := verifyFirst(ctx, d, o, dir, out.pr)
+	if err != nil {
+		return err
 	}
-	sum, err = backup.Run(ctx, backup.Options{
-		Dir:            dir,
-		Client:         c,
-		Keys:           catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey},
-		Email:          a.Email,
-		Endpoint:       a.Endpoint,
-		Policy:         p,
-		Concurrency:    o.concurrency,
-		Events:         pr.event,
-		FileMode:       0o666 &^ d.umask,
-		Redownload:     redo,
-		Filter:         filters,
-		Init:           o.init,
-		Prune:          o.prune,
-		MaxDelete:      o.maxDelete,
-		Now:            d.now,
-		DryRun:         o.dryRun,
-		ResumeAbove:    o.resumeAbove,
-		BandwidthLimit: o.bwlimit.sched,
-		Streams:        o.streams,
-		MetadataOnly:   o.metaOnly,
-		Views:          views,
-		FreeSpace:      spaceCheck(d, o.noSpace),
-		Record: func(s *backup.Summary, err error) (*folder.RunRecord, bool) {
-			code := runExitCode(s, err)
-			// Only a full backup is a success: not a metadata refresh, nor
-			// a --prune run that refused to prune.
-			return runRecord(a, s, err, code, o.metaOnly), code == exitOK && !o.metaOnly && s.PruneRefused == ""
-		},
-	})
-	if sum != nil && sum.Started && !o.dryRun && (o.multi.account != "" || o.init) {
+	bo := backupOptions(d, o, dir, a, c, out.pr)
+	bo.Filter, bo.Views, bo.Redownload = filters, views, redo
+	sum, err = backup.Run(ctx, bo)
+	// Every folder an account backs up is recorded as its, for --all and
+	// for runs that do not say whose it is.
+	if sum != nil && sum.Started && !o.dryRun {
 		if err := registerFolder(d, dir, a); err != nil {
-			pr.warn("could not record the folder's account in the config: " + err.Error())
+			out.pr.warn("could not record the folder's account in the config: " + err.Error())
 		}
 	}
 	if err != nil {
@@ -294,6 +198,147 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 		return &partialError{files: sum.Failed, albums: sum.AlbumsFailed}
 	}
 	return nil
+}
+
+// register adds backup's flags to f.
+func (o *backupOpts) register(f *pflag.FlagSet) {
+	f.IntVar(&o.concurrency, "concurrency", 0, "files to download at once (default 0: found from the link, up to 32)")
+	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
+	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
+	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); visible in ps: prefer $QUAK_HEALTHCHECK_URL or --healthcheck-url-file")
+	f.StringVar(&o.healthFile, "healthcheck-url-file", "", "read the health-check URL from this file, readable by you alone (default $QUAK_HEALTHCHECK_URL_FILE)")
+	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
+	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
+	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")
+	f.BoolVar(&o.nested, "allow-nested", false, "let a first backup go into a folder inside another backup, or above one")
+	f.BoolVar(&o.dryRun, "dry-run", false, "say everything this run would do, writing nothing (no file, no state, no lock; exits 4 while a backup runs)")
+	f.BoolVar(&o.metaOnly, "metadata-only", false, "refresh sidecars, album files, names and mtimes from a full listing; download nothing")
+	f.Int64Var(&o.resumeAbove, "resume-above", backup.DefaultResumeAbove, "bytes: larger downloads keep a resume point every this many bytes, for the next run (-1: never)")
+	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
+	f.IntVar(&o.maxDelete, "max-delete", backup.DefaultMaxDelete, "with --prune: move nothing when more than this many album entries were deleted")
+	f.IntVar(&o.streams, "streams", download.DefaultStreams, "ranges of one file over 32 MiB in flight at once (1: one stream)")
+	f.Var(&o.bwlimit, "bwlimit", "cap all downloads together at RATE bytes a second (10M is 10 MiB/s), or by a timetable of local times such as \"08:00,512K 23:00,off\"")
+	o.filters.register(f)
+	o.views.register(f)
+	o.net.register(f)
+	o.multi.register(f, "back up")
+}
+
+// check refuses flags out of their range, and a dry run that would write.
+func (o *backupOpts) check() error {
+	if err := firstError(atLeast("concurrency", o.concurrency, 0), atLeast("attempts", o.attempts, 1),
+		atLeast("max-delete", o.maxDelete, 1), inRange("streams", o.streams, 1, maxStreams)); err != nil {
+		return err
+	}
+	if o.dryRun && (o.verify || o.init) {
+		return &usageError{fmt.Errorf("--dry-run writes nothing, so it cannot --verify (which records what it checked) or --init")}
+	}
+	return nil
+}
+
+// runOutput is where a backup run speaks: the printer (and JSON lines),
+// the log file and the health-check pings.
+type runOutput struct {
+	pr   *printer
+	lf   *logFile
+	ping *pinger
+}
+
+// startOutput opens the run's outputs and pings its start.
+func startOutput(ctx context.Context, d deps, o *backupOpts) (*runOutput, error) {
+	var jl *jsonLines
+	if o.json {
+		jl = newJSONLines(d)
+	}
+	lf, err := openLogFile(d, d.g.logFile)
+	if err != nil {
+		return nil, err
+	}
+	pr := newPrinter(d, jl, lf)
+	pr.dryRun = o.dryRun
+	url, err := healthURL(d, o)
+	if err == nil && o.dryRun {
+		url = "" // a preview is not a backup: no ping
+	}
+	var ping *pinger
+	if err == nil {
+		ping, err = newPinger(d, url, pr.warn)
+	}
+	if err != nil {
+		_ = lf.close()
+		return nil, err
+	}
+	ping.start(ctx)
+	return &runOutput{pr: pr, lf: lf, ping: ping}, nil
+}
+
+// finish ends every run, started or refused, with one summary and one
+// ping, and records a refusal in DIR.
+func (out *runOutput) finish(ctx context.Context, d deps, o *backupOpts, dir string, sum *backup.Summary, err error) {
+	defer func() { _ = out.lf.close() }()
+	code := runExitCode(sum, err)
+	out.pr.finish(sum, code, err)
+	if err != nil {
+		out.lf.line("quak: error: " + err.Error())
+	}
+	var line string
+	switch {
+	case sum != nil && sum.Started:
+		line = outcomeFirst(code) + summaryLine(sum)
+		if err != nil {
+			line += "\nerror: " + fmt.Sprint(errText(err))
+		}
+	case err != nil:
+		line = "REFUSED before it started: " + fmt.Sprint(errText(err))
+		if !o.dryRun {
+			recordRefusal(d, dir, code, err)
+		}
+	}
+	out.ping.finish(ctx, code, line)
+	if o.multi.done != nil {
+		o.multi.done(sum, code)
+	}
+}
+
+// verifyFirst runs quak verify before the backup (--verify) and returns
+// the files to download again.
+func verifyFirst(ctx context.Context, d deps, o *backupOpts, dir string, pr *printer) ([]int64, error) {
+	if !o.verify {
+		return nil, nil
+	}
+	vs, err := verify.Run(ctx, verify.Options{Dir: dir, Now: d.now, Events: func(v verify.Problem) {
+		pr.warn(fmt.Sprintf("verify: %s: %s", v.Kind, v.Path))
+	}})
+	var de *folder.DirError
+	switch {
+	case errors.As(err, &de) && de.Err != nil && errors.Is(de.Err, os.ErrNotExist) && dirExists(dir):
+		return nil, nil // a folder with no backup yet: nothing to verify
+	case err != nil:
+		return nil, fmt.Errorf("verifying before the backup: %w", err)
+	}
+	return vs.Redownload, nil
+}
+
+// backupOptions are the backup's options from the flags and the session.
+func backupOptions(d deps, o *backupOpts, dir string, a *account.Account, c *apiclient.Client, pr *printer) backup.Options {
+	return backup.Options{
+		Dir: dir,
+		Source: backup.Source{Client: c, Email: a.Email, Endpoint: a.Endpoint,
+			Keys: catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey}},
+		Transfer: backup.Transfer{Policy: retryPolicy(d, o.attempts), Concurrency: o.concurrency, ResumeAbove: o.resumeAbove,
+			BandwidthLimit: o.bwlimit.sched, Streams: o.streams},
+		Scope: backup.Scope{Init: o.init, DryRun: o.dryRun, MetadataOnly: o.metaOnly,
+			FreeSpace: spaceCheck(d, o.noSpace), AllowNested: o.nested},
+		Pruning:  backup.Pruning{Prune: o.prune, MaxDelete: o.maxDelete, Now: d.now},
+		Events:   pr.event,
+		FileMode: 0o666 &^ d.umask,
+		Record: func(s *backup.Summary, err error) (*folder.RunRecord, bool) {
+			code := runExitCode(s, err)
+			// Only a full backup is a success: not a metadata refresh, nor
+			// a --prune run that refused to prune.
+			return runRecord(a, s, err, code, o.metaOnly), code == exitOK && !o.metaOnly && s.PruneRefused == ""
+		},
+	}
 }
 
 // recordRefusal notes in DIR/.quak/last-refused.json a run refused before

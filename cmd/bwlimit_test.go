@@ -66,7 +66,7 @@ func TestBwlimitAndStreamsAreFlagsOfBackup(t *testing.T) {
 		t.Fatalf("code %d, stderr %q", code, errOut)
 	}
 	for _, n := range []string{"0", "17"} {
-		if code, _, errOut := e.run("backup", "--streams", n, dir); code != exitUsage || !strings.Contains(errOut, "--streams 1 to 16") {
+		if code, _, errOut := e.run("backup", "--streams", n, dir); code != exitUsage || !strings.Contains(errOut, "--streams must be from 1 to 16") {
 			t.Fatalf("--streams %s: code %d, stderr %q", n, code, errOut)
 		}
 	}

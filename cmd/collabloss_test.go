@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,33 +10,43 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/backup"
 )
 
 // A collaborator's photo in the user's own album, saved by quak, then
-// deleted locally: it is restored like any other, or, while museum refuses
-// the account its entry (403), every run fails it by name and status is
-// not healthy, instead of a warning and a summary that counts it unchanged.
-func TestALocallyDeletedCollaboratorFileIsRestoredOrReportedAsFailed(t *testing.T) {
+// deleted by hand: museum refuses the account its entry (403), so quak
+// cannot download it again. Every run fails it by name (exit 2) and records
+// why, and status is not healthy, instead of a warning and a summary that
+// counts it unchanged.
+func TestALocallyDeletedCollaboratorFileIsFailedByNameEveryRun(t *testing.T) {
 	e, s, u, dir := loggedIn(t)
 	bob := s.AddUser("bob@example.org", "b", enteapitest.UserOptions{})
 	mine := u.AddAlbum("Mine")
 	mine.ShareWith(bob, "COLLABORATOR")
 	collab := mine.AddFileBy(bob, enteapitest.FileSpec{Title: "collab.jpg", Size: 10, Seed: 2})
 	require.Equal(t, exitOK, first(e.run("backup", "-q", dir)))
-	require.NoError(t, os.Remove(filepath.Join(dir, "Mine", "collab.jpg")))
-	for night := 1; night <= 3; night++ {
-		code, out, errOut := e.run("backup", "-q", dir)
-		t.Logf("night %d: exit %d stdout %q stderr %q", night, code, out, errOut)
-		if b, err := os.ReadFile(filepath.Join(dir, "Mine", "collab.jpg")); err == nil {
-			assert.Equal(t, collab.Plaintext(), b)
-			return
-		}
-		assert.Equal(t, exitPartial, code, "a file left missing is a failure of the run, not a success")
-		assert.Contains(t, errOut, "collab.jpg")
-		if night == 3 {
-			code, lines := statusOf(t, e, dir)
-			assert.NotEqual(t, exitOK, code, "the file has been missing for 3 nights, but status says: %s", lines)
-			t.Log("the collaborator's file is not restored, but reported")
-		}
+	saved := filepath.Join(dir, "Mine", "collab.jpg")
+	require.NoError(t, os.Remove(saved))
+	downloads := s.RequestsWithPrefix("GET /store/")
+	const nights = 3
+	for night := 1; night <= nights; night++ {
+		code, _, errOut := e.run("backup", "-q", dir)
+		assert.Equal(t, exitPartial, code, "night %d: a file left missing is a failure of the run", night)
+		assert.Contains(t, errOut, fmt.Sprintf("quak: failed: Mine / collab.jpg (file %d): ", collab.ID))
+		assert.Contains(t, errOut, "refuses this account its entry (403)")
+		assert.NoFileExists(t, saved, "night %d", night)
+		last, err := readRecord(filepath.Join(dir, ".quak", backup.LastRunFile))
+		require.NoError(t, err)
+		assert.Equal(t, exitPartial, last.ExitCode)
+		assert.Equal(t, 1, last.Counts["failed"])
+		assert.Zero(t, last.Counts["unchanged"], "the missing file is not counted unchanged")
+		require.Len(t, last.Failures, 1)
+		assert.Equal(t, collab.ID, last.Failures[0].FileID)
+		assert.Equal(t, backup.ReasonOther, last.Failures[0].Reason)
 	}
+	assert.Equal(t, nights, s.Requests("GET /collections/file"), "its entry is asked for once a run")
+	assert.Equal(t, downloads, s.RequestsWithPrefix("GET /store/"), "never downloaded again")
+	code, lines := statusOf(t, e, dir)
+	assert.Equal(t, exitPartial, code, "status after a run that failed the file: %s", lines)
+	assert.Contains(t, lines, "the last run ended")
 }

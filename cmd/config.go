@@ -87,15 +87,15 @@ func loadSession(d deps, n *netFlags) (*account.Account, *apiclient.Client, erro
 	return loadSessionFor(d, n, "", "")
 }
 
-// readSecretFile reads a password file, refusing one that anyone can read,
-// and drops one trailing newline.
+// readSecretFile reads a password or health-check URL file, refusing one
+// that group or others can read, and drops one trailing newline.
 func readSecretFile(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	if fi.Mode().Perm()&0o004 != 0 {
-		return nil, fmt.Errorf("%s is readable by everyone (mode %04o): run `chmod 600 %s`", path, fi.Mode().Perm(), path)
+	if fi.Mode().Perm()&0o044 != 0 {
+		return nil, &account.InsecureFileError{Path: path, Mode: fi.Mode()}
 	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

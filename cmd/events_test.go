@@ -16,10 +16,10 @@ import (
 )
 
 // Every kind of backup event but Progress has its own JSON type, listed in
-// README's table; the kinds of the sidecars and of proven prunes have
-// their human line too.
+// docs/scripting.md's table; the kinds of the sidecars and of proven prunes
+// have their human line too.
 func TestEveryEventKindIsPrintedAndDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	doc, err := os.ReadFile("../docs/scripting.md")
 	require.NoError(t, err)
 	seen := map[string]backup.Kind{}
 	for k := backup.FileSaved; k <= backup.LocalRestored; k++ {
@@ -34,9 +34,9 @@ func TestEveryEventKindIsPrintedAndDocumented(t *testing.T) {
 			t.Errorf("kinds %d and %d are both %q", other, k, typ)
 		}
 		seen[typ] = k
-		assert.Contains(t, string(readme), "`"+typ+"`", "README's JSON table lacks %s", typ)
+		assert.Contains(t, string(doc), "`"+typ+"`", "docs/scripting.md's JSON table lacks %s", typ)
 		if dry, ok := dryTypes[k]; ok {
-			assert.Contains(t, string(readme), "`"+dry+"`", "README's JSON table lacks %s", dry)
+			assert.Contains(t, string(doc), "`"+dry+"`", "docs/scripting.md's JSON table lacks %s", dry)
 		}
 	}
 

@@ -50,9 +50,10 @@ back before calling it repaired.
 With --check-content it also compares every thumbnail that decrypts with its
 original and repairs those that show the wrong picture: blank (one colour),
 garbled (noise, or partly flat grey), turned (rotated or mirrored) or
-wrong-picture (another photo). A flagged thumbnail is replaced only when the
-new one is clearly closer to the original; the comparison is conservative,
-and for videos only blank and garbled are judged. Ente's apps cache
+wrong-picture (clearly unlike the original: another photo, even one of the
+same layout, or the picture cropped or in other tones). A flagged thumbnail
+is replaced only when quak's new one is at most half as far from the
+original; for videos only blank and garbled are judged. Ente's apps cache
 thumbnails: a device may show the old one until its cache is cleared.
 
 This changes your account: Ente's apps on other devices fetch the new
@@ -78,15 +79,15 @@ a hash is never used. JPEG, PNG, GIF and WebP are read by quak itself; HEIC
 needs libheif's heif-dec (or heif-convert) and videos need ffmpeg on PATH
 (and ffprobe to tone-map HDR), else they are reported unsupported.
 
-Exit codes:
-  0  every owned file is ok or repaired (or beyond repair by design)
-  2  some file is unknown, too large to fit, unsupported, kept or failed,
-     or an --ids id is not one of your files
-  3  not logged in, or the session was rejected
-  4  --from's backup folder is in use by a running backup
-  75 the object store looks unavailable (most thumbnails look lost at once):
-     nothing was repaired; run again later
-  1  any other fatal error`,
+` + exitHelp(map[int]string{
+			exitOK: "every owned file is ok or repaired (or beyond repair by design)",
+			exitPartial: "some file is unknown, too large to fit, unsupported, kept or failed, " +
+				"or an --ids id is not one of your files",
+			exitLocked: "--from's backup folder is in use by a running backup",
+			exitTempFail: "the object store looks unavailable (most thumbnails look lost at once): " +
+				"nothing was repaired; run again later",
+			exitFatal: "", exitLogin: "", exitUsage: "",
+		}),
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runFixThumbnails(c.Context(), d, o) },
 	}
@@ -114,12 +115,18 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 			return &usageError{fmt.Errorf("--ids takes file ids, positive numbers: %d", id)}
 		}
 	}
-	if o.concurrency < 1 || o.attempts < 1 || o.limit < 0 {
-		return &usageError{fmt.Errorf("--concurrency and --attempts must be at least 1, --limit at least 0")}
+	if err := firstError(atLeast("concurrency", o.concurrency, 1), atLeast("attempts", o.attempts, 1),
+		atLeast("limit", o.limit, 0)); err != nil {
+		return err
 	}
 	albums := filter.Albums{Include: o.albums, Exclude: o.exclude}
 	if err := albums.Validate(); err != nil {
 		return &usageError{err}
+	}
+	if o.from != "" {
+		if err := needFolder(o.from); err != nil {
+			return err
+		}
 	}
 	a, c, err := loadSessionFor(d, &o.net, o.from, o.account)
 	if err != nil {

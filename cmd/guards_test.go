@@ -10,6 +10,8 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/folder"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // status refuses to call a backup healthy for a session of another
@@ -27,6 +29,11 @@ func TestStatusRefusesAnotherAccountsSession(t *testing.T) {
 	// Logging in adds a session: only with the backup's own gone is the
 	// other account's the one status would use.
 	if code, _, errOut := e.run("logout", "--account", u.Email); code != 0 {
+		t.Fatal(errOut)
+	}
+	// Recorded as u's, the folder would be checked with u's session (not
+	// logged in); unrecorded, the only session there is is the other's.
+	if code, _, errOut := e.run("accounts", "--forget", dir); code != 0 {
 		t.Fatal(errOut)
 	}
 	code, out, _ := e.run("status", dir)
@@ -107,4 +114,55 @@ func TestPruneRestoreAndKeptAreReported(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "A", "y.jpg")); err != nil {
 		t.Fatal("a live file was moved")
 	}
+}
+
+// A --dry-run refused while a backup holds the folder is a preview, not a
+// backup: it records no refusal, so status stays healthy; and a dry run
+// can never --init (it writes nothing).
+func TestARefusedDryRunRecordsNothing(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	require.Equal(t, exitOK, first(e.run("backup", dir)))
+	st, err := folder.At(dir).OpenState() // as a running backup holds it
+	require.NoError(t, err)
+	code, _, errOut := e.run("backup", "--dry-run", dir)
+	require.NoError(t, st.Close())
+	require.Equal(t, exitLocked, code, errOut)
+	_, err = folder.At(dir).LastRefusal()
+	assert.True(t, os.IsNotExist(err), "no refusal recorded for a preview")
+	code, lines := statusOf(t, e, dir)
+	assert.Equal(t, exitOK, code, lines)
+
+	fresh := filepath.Join(t.TempDir(), "new")
+	code, _, errOut = e.run("backup", "--dry-run", "--init", fresh)
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, "--dry-run writes nothing")
+	assert.NoDirExists(t, fresh)
+}
+
+// A health-check URL needs a scheme and a host: "https://" alone is a
+// usage error, never a ping to nowhere.
+func TestAHealthCheckURLWithoutAHostIsRefused(t *testing.T) {
+	e, _, _, dir := loggedIn(t)
+	for _, bad := range []string{"https://", "ftp://example.org/x", "example.org/ping"} {
+		code, _, errOut := e.run("backup", "--healthcheck-url", bad, dir)
+		assert.Equal(t, exitUsage, code, "%s: %s", bad, errOut)
+		assert.Contains(t, errOut, "must be an http(s) URL", bad)
+	}
+}
+
+// --all pings once for the whole run also when the URL comes from
+// $QUAK_HEALTHCHECK_URL_FILE: the folders' runs never ping on their own.
+func TestBackupAllPingsOnceFromAURLFile(t *testing.T) {
+	fam := newFamily(t, "alice", "bob")
+	for _, n := range []string{"alice", "bob"} {
+		fam.users[n].AddAlbum("A").AddFile(enteapitest.FileSpec{Title: n + ".jpg", Size: 10, Seed: 1})
+		fam.record(t, n)
+	}
+	var log pingLog
+	srv := log.server(t)
+	fam.e.vars["QUAK_HEALTHCHECK_URL_FILE"] = passwordFile(t, srv.URL+"/p", 0o600)
+	code, _, errOut := fam.e.run("backup", "--all")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, []string{"GET /p/start", "POST /p"}, log.pings, "one start and one end for the whole run")
 }

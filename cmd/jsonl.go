@@ -11,8 +11,8 @@ import (
 
 // jsonLines writes one JSON object per line: the machine-readable twin of
 // what the printer shows a person. Every object has "type" and "time"
-// (RFC 3339, UTC); README.md documents each type's fields, which only ever
-// grow.
+// (RFC 3339, UTC); docs/scripting.md documents each type's fields, which
+// only ever grow.
 type jsonLines struct {
 	mu  sync.Mutex
 	w   io.Writer

@@ -51,21 +51,33 @@ func TestKilledDuringADownload(t *testing.T) {
 	}
 }
 
-// TestSIGTERMStopsCleanly: SIGTERM aborts the transfer, removes its temp
-// file, and exits 143.
-func TestSIGTERMStopsCleanly(t *testing.T) {
-	bin := buildQuak(t)
-	e, s, u, dir := loggedIn(t)
-	f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 8})
-	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID))
-	if code, stderr := signalWhenStalled(t, bin, e, s, syscall.SIGTERM, "backup", dir); code != exitTerminated {
-		t.Fatalf("exit code %d, want %d; stderr %q", code, exitTerminated, stderr)
-	}
-	if n := countTemps(t, dir); n != 0 {
-		t.Fatalf("%d temp files left after SIGTERM", n)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "Videos", "long.mp4")); !os.IsNotExist(err) {
-		t.Fatalf("an interrupted download has a final name: %v", err)
+// SIGINT (Ctrl-C) and SIGTERM each stop a run cleanly: the transfer is
+// aborted, its temp file removed, no half file has a final name, and the
+// exit code names the signal.
+func TestASignalStopsARunCleanly(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sig  os.Signal
+		code int
+	}{
+		{"SIGINT", os.Interrupt, exitInterrupt},
+		{"SIGTERM", syscall.SIGTERM, exitTerminated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := buildQuak(t)
+			e, s, u, dir := loggedIn(t)
+			f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 8})
+			stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID))
+			if code, stderr := signalWhenStalled(t, bin, e, s, tc.sig, "backup", dir); code != tc.code {
+				t.Fatalf("exit code %d, want %d; stderr %q", code, tc.code, stderr)
+			}
+			if n := countTemps(t, dir); n != 0 {
+				t.Fatalf("%d temp files left after %s", n, tc.name)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "Videos", "long.mp4")); !os.IsNotExist(err) {
+				t.Fatalf("an interrupted download has a final name: %v", err)
+			}
+		})
 	}
 }
 

@@ -79,7 +79,8 @@ func (p *printer) tick() {
 	}
 }
 
-// eventTypes are the JSON names of backup events; README.md documents them.
+// eventTypes are the JSON names of backup events; docs/scripting.md
+// documents them.
 var eventTypes = map[backup.Kind]string{
 	backup.FileSaved:        "saved",
 	backup.FileLinked:       "linked",

@@ -25,7 +25,10 @@ every file it would delete and deletes nothing.
 Lengths of time: a whole number and a unit, s, min, h, d, w, mo (months) or
 y (years): 30d, 2w, 6mo. A bare m is refused (minutes or months?).
 
-Exit codes: 0 done, 4 a backup is running in DIR, 5 DIR holds no quak backup.`,
+` + exitHelp(map[int]string{
+			exitOK: "done", exitLocked: "a backup is running in DIR", exitUnusableDir: "DIR holds no quak backup",
+			exitFatal: "", exitUsage: "",
+		}),
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return &usageError{fmt.Errorf("prune-trash takes one folder, got %d arguments", len(args))}

@@ -22,6 +22,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/filter"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/thumbnails"
 )
@@ -118,7 +119,7 @@ func run(ctx context.Context, d deps, args []string) int {
 	out.release(err != nil)
 	errw.release(err != nil)
 	g.quiet = false
-	code := report(errw, err)
+	code := reportIn(errw, err, c)
 	if err != nil && jsonAsked(c) && !reportedInJSON(err) {
 		newJSONLines(d).write("error", map[string]any{"error": errText(err), "exitCode": code})
 	}
@@ -135,22 +136,16 @@ func newRootCmd(d deps) *cobra.Command {
 		Long: `quak backs up an Ente Photos account (hosted or self-hosted) to a local
 folder, verifying every file against Ente's hash before giving it its name.
 
-Exit codes, for every command: 0 success; 1 fatal error; 2 some files
-failed; 3 not logged in or session rejected; 4 another quak holds the
-folder's lock; 5 backup folder unusable; 6 (status) no successful run
-within --max-age; 64 bad command line; 75 the server could not be
-reached, try again later; 130/143 interrupted. With --all, the worst of
-the folders' codes: 130/143, 1, 5, 3, 75, 4, 6, 2, 0.`,
+Every command takes -q (print nothing on success), -v (every retry and every
+file's decision) and --log-file PATH.
+
+` + everyExitCode() + "\n\n" + allOrderText(),
 		Version:       quakVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				msg := fmt.Sprintf("unknown command %q", args[0])
-				if near := c.SuggestionsFor(args[0]); len(near) > 0 {
-					msg += "; did you mean " + strings.Join(near, " or ") + "?"
-				}
-				return &usageError{errors.New(msg)}
+				return &mistypedError{err: fmt.Errorf("unknown command %q", args[0]), near: c.SuggestionsFor(args[0])}
 			}
 			return nil
 		},
@@ -161,9 +156,7 @@ the folders' codes: 130/143, 1, 5, 3, 75, 4, 6, 2, 0.`,
 	root.SetIn(d.stdin)
 	root.SetOut(d.stdout)
 	root.SetErr(d.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &usageError{err}
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newAccountsCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newPruneTrashCmd(d), newHelperCmd(d))
 	return root
 }
@@ -183,7 +176,8 @@ func jsonAsked(c *cobra.Command) bool {
 func reportedInJSON(err error) bool {
 	var se *statusError
 	var pe *problemsError
-	return errors.As(err, &se) || errors.As(err, &pe)
+	var fe *foldersError
+	return errors.As(err, &se) || errors.As(err, &pe) || errors.As(err, &fe)
 }
 
 // usageError marks a bad command line.
@@ -192,9 +186,23 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+// mistypedError is a command or flag quak does not know, a usage error;
+// near holds the names it may have meant.
+type mistypedError struct {
+	err  error
+	near []string
+}
+
+func (e *mistypedError) Error() string { return e.err.Error() }
+func (e *mistypedError) Unwrap() error { return e.err }
+
 // report prints err for a person and returns the exit code it deserves.
 // It is the one place where errors become text and codes.
-func report(w io.Writer, err error) int {
+func report(w io.Writer, err error) int { return reportIn(w, err, nil) }
+
+// reportIn is report for an error of command c (nil: quak itself), whose
+// --help a hint may point to. An error gets at most one hint, from hintFor.
+func reportIn(w io.Writer, err error, c *cobra.Command) int {
 	if err == nil {
 		return exitOK
 	}
@@ -203,8 +211,12 @@ func report(w io.Writer, err error) int {
 		fmt.Fprintln(w, "quak: interrupted")
 		return code
 	}
+	command := "quak"
+	if c != nil {
+		command = c.CommandPath()
+	}
 	fmt.Fprintf(w, "quak: error: %v\n", err)
-	if hint := hintFor(err, code); hint != "" {
+	if hint := hintFor(err, code, command); hint != "" {
 		fmt.Fprintf(w, "quak: hint: %s\n", hint)
 	}
 	return code
@@ -213,9 +225,11 @@ func report(w io.Writer, err error) int {
 // exitCodeFor is the exit code err ends a command with.
 func exitCodeFor(err error) int {
 	var ue *usageError
+	var me *mistypedError
 	var pe *partialError
 	var qe *problemsError
-	var de *backup.DirError
+	var de *folder.DirError
+	var ne *folder.NestedError
 	var ur *backup.UnreachableError
 	var nm *filter.NoMatchError
 	var su *thumbnails.StoreUnavailableError
@@ -226,11 +240,11 @@ func exitCodeFor(err error) int {
 		return exitInterrupt
 	case errors.As(err, &pe), errors.As(err, &qe):
 		return exitPartial
-	case errors.Is(err, backup.ErrLocked), errors.Is(err, thumbnails.ErrBackupBusy):
+	case errors.Is(err, folder.ErrLocked), errors.Is(err, thumbnails.ErrBackupBusy):
 		return exitLocked
-	case errors.As(err, &de):
+	case errors.As(err, &de), errors.As(err, &ne):
 		return exitUnusableDir
-	case errors.As(err, &ue), errors.As(err, &nm):
+	case errors.As(err, &ue), errors.As(err, &me), errors.As(err, &nm):
 		return exitUsage
 	case errors.Is(err, errs.ErrNotLoggedIn):
 		return exitLogin
@@ -241,17 +255,65 @@ func exitCodeFor(err error) int {
 	if errors.As(err, &sc) {
 		return sc.code
 	}
+	var fe *foldersError
+	if errors.As(err, &fe) {
+		return fe.code
+	}
 	return exitFatal
 }
 
-// hintFor is what to do about err, or "".
-func hintFor(err error, code int) string {
+// hintFor is what to do about err, an error of command (its path, such as
+// "quak backup"), or "": the one table of hints, one for each error.
+func hintFor(err error, code int, command string) string {
 	var ae *errs.ApiError
+	var me *mistypedError
+	var amb *account.AmbiguousError
+	var nm *filter.NoMatchError
+	var fe *foldersError
+	var ne *folder.NestedError
+	var de *folder.DirError
+	var ie *account.InsecureFileError
+	var ue *backup.UnreachableError
 	switch {
+	case errors.As(err, &fe):
+		return "" // each folder's error came with its own hint
 	case code == exitLocked:
 		return "wait for the other run to finish; the lock goes away with it"
+	case errors.As(err, &me):
+		if len(me.near) == 0 {
+			return "run `" + command + " --help`"
+		}
+		return "did you mean " + strings.Join(me.near, " or ") + "?"
+	case errors.Is(err, errNoFolderArg):
+		return "run `" + command + " DIR`, or `" + command + " --all` for every folder quak backup recorded"
+	case errors.Is(err, errSeveralAccounts):
+		return "say which with --account EMAIL; `quak accounts` lists them"
+	case errors.As(err, &amb):
+		return "log out of one of them: `quak logout --account EMAIL --endpoint URL`"
+	case errors.Is(err, errNoFolders), errors.Is(err, errInitAll):
+		return "run `quak backup --init --account EMAIL DIR` once for each folder"
+	case errors.Is(err, errNotRecorded):
+		return "`quak accounts` lists the folders recorded"
+	case errors.As(err, &nm):
+		return "" // it names the nearest albums
+	case errors.As(err, &de) && de.Kind == folder.DirMissing && command == "quak backup":
+		return "is the disk mounted? `quak backup --init DIR` creates a folder that is missing on purpose"
+	case errors.As(err, &de) && de.Kind == folder.DirMissing:
+		return "is the disk mounted?"
+	case errors.As(err, &de) && de.Kind == folder.DirNoSpace:
+		return "free some space, narrow the backup (--albums, --since, …), or pass --no-space-check"
+	case errors.As(err, &de) && de.Kind == folder.DirLink:
+		return "make it a plain folder: quak never follows a symbolic link out of the backup"
+	case errors.As(err, &ie):
+		return "it holds a secret: run `chmod 600 " + ie.Path + "`"
+	case errors.As(err, &ue):
+		return "try again later; the next run carries on where this one stopped"
+	case errors.As(err, &ne) && ne.Inside != "":
+		return "back up " + ne.Inside + " itself, or pass --allow-nested to keep a separate backup in this folder"
+	case errors.As(err, &ne):
+		return "give one of them as DIR, or pass --allow-nested to keep a backup here as well"
 	case code == exitUsage:
-		return "run `quak --help`"
+		return "run `" + command + " --help`"
 	case code == exitLogin:
 		return "run `quak login`"
 	case errors.Is(err, account.ErrWrongPassword):

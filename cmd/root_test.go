@@ -86,7 +86,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestMistypedCommandSuggests(t *testing.T) {
 	code, _, errOut := newEnv(t).run("bakup", "/x")
-	if code != exitUsage || !strings.Contains(errOut, `unknown command "bakup"; did you mean backup?`) {
+	if code != exitUsage || !strings.Contains(errOut, "quak: error: unknown command \"bakup\"\nquak: hint: did you mean backup?\n") {
 		t.Fatalf("code %d, %q", code, errOut)
 	}
 	code, _, errOut = newEnv(t).run("statsu")
@@ -184,12 +184,19 @@ func TestWrongPasswordLeavesNoSession(t *testing.T) {
 	}
 }
 
-func TestWorldReadablePasswordFileRefused(t *testing.T) {
+// A password file group or others can read is refused, as the session
+// file is; one readable by its owner alone is taken.
+func TestAPasswordFileOthersCanReadIsRefused(t *testing.T) {
 	s, u := fakeServer(t, enteapitest.UserOptions{})
 	e := newEnv(t)
-	code, _, errOut := e.run("login", "--email", u.Email, "--endpoint", s.URL(), "--password-file", passwordFile(t, u.Password, 0o644))
-	if code != exitFatal || !strings.Contains(errOut, "chmod 600") {
-		t.Fatalf("code %d, %q", code, errOut)
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604} {
+		code, _, errOut := e.run("login", "--email", u.Email, "--endpoint", s.URL(), "--password-file", passwordFile(t, u.Password, mode))
+		if code != exitFatal || !strings.Contains(errOut, "chmod 600") || strings.Contains(errOut, u.Password) {
+			t.Fatalf("mode %04o: code %d, %q", mode, code, errOut)
+		}
+	}
+	if code, _, errOut := e.run("login", "--email", u.Email, "--endpoint", s.URL(), "--password-file", passwordFile(t, u.Password, 0o400)); code != exitOK {
+		t.Fatalf("mode 0400: code %d, %q", code, errOut)
 	}
 }
 

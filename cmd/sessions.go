@@ -44,7 +44,7 @@ func loadFolders(d deps) (*account.Folders, string, error) {
 
 // errSeveralAccounts asks for --account when nothing else says which
 // session a command should use.
-var errSeveralAccounts = errors.New("several accounts are logged in: say which with --account EMAIL (quak accounts lists them)")
+var errSeveralAccounts = errors.New("several accounts are logged in, and nothing says which one to use")
 
 // loadSessionFor returns the session a command on the backup folder dir
 // ("" for none) should use, with a client of its server. The account is, in
@@ -122,7 +122,7 @@ func pickSession(d deps, dir, email string) (*account.Account, error) {
 func found(a *account.Account, err error) (*account.Account, error) {
 	var ae *account.AmbiguousError
 	if errors.As(err, &ae) {
-		return nil, &usageError{fmt.Errorf("%w: log out of one of them (quak logout --account EMAIL --endpoint URL)", err)}
+		return nil, &usageError{err}
 	}
 	return a, err
 }
@@ -134,25 +134,24 @@ func registerFolder(d deps, dir string, a *account.Account) error {
 	if err != nil {
 		return err
 	}
-	fs, path, err := loadFolders(d)
+	path, err := foldersPath(d.getenv)
 	if err != nil {
 		return err
 	}
-	if !fs.Set(abs, a.Email, a.Endpoint) {
-		return nil
-	}
-	return fs.Save(path)
+	return account.UpdateFolders(path, func(fs *account.Folders) (bool, error) {
+		return fs.Set(abs, a.Email, a.Endpoint), nil
+	})
 }
 
 // addSession adds a to the session file at path, replacing its earlier
 // session, and returns how many sessions the file now holds.
-func addSession(path string, a *account.Account) (int, error) {
-	ss, err := account.LoadSessions(path)
-	if err != nil {
-		return 0, err
-	}
-	ss.Put(a)
-	return len(ss.List), ss.Save(path)
+func addSession(path string, a *account.Account) (n int, err error) {
+	err = account.UpdateSessions(path, func(ss *account.Sessions) error {
+		ss.Put(a)
+		n = len(ss.List)
+		return nil
+	})
+	return n, err
 }
 
 // loadSessionOf returns the session of email on endpoint ("" for any
@@ -179,12 +178,10 @@ func loadSessionOf(d deps, n *netFlags, email, endpoint string) (*account.Accoun
 // removeSession deletes a's session from the file at path, and the file
 // with the last one.
 func removeSession(path string, a *account.Account) error {
-	ss, err := account.LoadSessions(path)
-	if err != nil {
-		return err
-	}
-	ss.Delete(a.Email, a.Endpoint)
-	return ss.Save(path)
+	return account.UpdateSessions(path, func(ss *account.Sessions) error {
+		ss.Delete(a.Email, a.Endpoint)
+		return nil
+	})
 }
 
 // orEmpty is prefix+s, or "" when s is "".

@@ -35,21 +35,26 @@ and whether the session is still accepted (one cheap request; --offline
 skips it). It reads DIR/.quak/last-run.json, which every backup run writes,
 so it works while a backup runs.
 
-A monitor runs it and alerts on the exit code:
-  0  healthy
-  2  the last run failed or was partial (files still failing)
-  3  not logged in, or the server rejects the session: run quak login
-  5  DIR holds no backup quak has recorded a run of
-  6  stale: no fully successful run within --max-age
-  1  any other fatal error
-When several apply, the first in the order 5, 3, 6, 2 is the code.
---all reports on every folder recorded with quak backup --account, each
-checked with its own account's session, and exits with the worst code in the
-order 1, 5, 3, 75, 4, 6, 2, 0.`,
+A monitor runs it and alerts on the exit code. When several problems apply,
+the first in the order 5, 3, 6, 2 is the code. --all reports on every folder
+recorded by quak backup, each checked with its own account's session.
+
+` + exitHelp(map[int]string{
+			exitOK: "healthy",
+			exitPartial: "the last run failed, was partial, was refused before it started, was no full backup " +
+				"(--metadata-only, a refused prune) or could not record itself, or the state database does not read",
+			exitLogin:       "not logged in, the server rejects the session, or it is another account's: run quak login",
+			exitUnusableDir: "DIR is missing or has no recorded run, or no file can be created in DIR/.quak",
+			exitStale: "stale: no fully successful run within --max-age, a last success in the future (clock skew), " +
+				"or a first run still in progress",
+			exitFatal: "", exitUsage: "",
+		}) + "\n\n" + allOrderText(),
 		Args: o.multi.args("status"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.multi.all {
-				return runStatusAll(c.Context(), d, o)
+				return runOnAll(c.Context(), d, &o.multi, o.json, func(d deps, dir string) error {
+					return runStatus(c.Context(), d, o, dir)
+				})
 			}
 			return runStatus(c.Context(), d, o, args[0])
 		},
@@ -96,6 +101,9 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	now := time.Now
 	if d.now != nil {
 		now = d.now
+	}
+	if err := needFolder(dir); err != nil {
+		return err
 	}
 	f := folder.At(dir)
 	h, err := f.Health(folder.HealthCheck{Now: now(), MaxAge: o.maxAge, CanWrite: createIn})

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -57,6 +58,30 @@ func TestStatusNeverHealthyAfterALesserRun(t *testing.T) {
 		code, lines = statusOf(t, e, dir)
 		assert.Equal(t, exitOK, code, "a later run that succeeds clears it: %s", lines)
 	})
+	t.Run("refused: the thumbnail helper reads the folder", func(t *testing.T) {
+		e, _, _, dir := setup(t)
+		st, err := folder.At(dir).OpenStateReadOnly() // as --from DIR holds it
+		require.NoError(t, err)
+		code, _, errOut := e.run("backup", dir)
+		require.NoError(t, st.Close())
+		assert.Equal(t, exitLocked, code, "the lock's code, not a fatal error: %s", errOut)
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitPartial, code)
+		assert.Contains(t, lines, "was refused before it started (exit code 4)")
+	})
+	t.Run("a record that contradicts itself", func(t *testing.T) {
+		e, _, _, dir := setup(t)
+		f := folder.At(dir)
+		last, err := f.LastRun()
+		require.NoError(t, err)
+		last.ExitCode = exitPartial // outcome still "ok"
+		b, err := json.Marshal(last)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(f.LastRunPath(), b, 0o644))
+		code, lines := statusOf(t, e, dir)
+		assert.Equal(t, exitPartial, code, lines)
+		assert.Contains(t, lines, "contradicts itself")
+	})
 	t.Run("refused: session too open", func(t *testing.T) {
 		e, _, _, dir := setup(t)
 		require.NoError(t, os.Chmod(e.sessionFile(), 0o644))
@@ -78,12 +103,17 @@ func TestStatusNeverHealthyAfterALesserRun(t *testing.T) {
 		f1 := a.AddFile(enteapitest.FileSpec{Title: "1.jpg", Size: 10, Seed: 2})
 		f2 := a.AddFile(enteapitest.FileSpec{Title: "2.jpg", Size: 10, Seed: 3})
 		require.Equal(t, exitOK, first(e.run("backup", dir)))
+		success, err := folder.At(dir).LastSuccess()
+		require.NoError(t, err)
 		a.Remove(f1)
 		a.Remove(f2)
 		require.Equal(t, exitOK, first(e.run("backup", "--prune", "--max-delete", "1", dir)))
 		code, lines := statusOf(t, e, dir)
 		assert.Equal(t, exitPartial, code)
 		assert.Contains(t, lines, "the last run's --prune was refused")
+		after, err := folder.At(dir).LastSuccess()
+		require.NoError(t, err)
+		assert.Equal(t, success, after, "a run whose prune was refused is no full success")
 	})
 	t.Run("clock skew", func(t *testing.T) {
 		e, _, _, dir := setup(t)

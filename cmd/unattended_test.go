@@ -495,9 +495,11 @@ func TestHealthURLFromFileOrEnvironment(t *testing.T) {
 	}
 	assert.Equal(t, []string{"GET /from-file/start", "POST /from-file", "GET /from-file/start", "POST /from-file",
 		"GET /from-env/start", "POST /from-env"}, log.pings)
-	open := passwordFile(t, srv.URL+"/x", 0o644)
-	code, _, errOut := e.run("backup", "--healthcheck-url-file", open, dir)
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "readable by everyone")
-	assert.NotContains(t, errOut, srv.URL)
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604} {
+		open := passwordFile(t, srv.URL+"/x", mode)
+		code, _, errOut := e.run("backup", "--healthcheck-url-file", open, dir)
+		assert.Equal(t, exitUsage, code, "mode %04o", mode)
+		assert.Contains(t, errOut, "readable by others", "mode %04o", mode)
+		assert.NotContains(t, errOut, srv.URL)
+	}
 }

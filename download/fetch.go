@@ -63,9 +63,18 @@ type ResumePoint struct {
 	PrefixHash string `json:"prefixHash,omitempty"`
 }
 
+// Objects are where files' encrypted bytes come from: an account's API
+// client, or a public link's; *apiclient.Client is one.
+type Objects interface {
+	DownloadFile(ctx context.Context, fileID int64) (*apiclient.Object, error)
+	DownloadFileFrom(ctx context.Context, fileID, offset int64) (*apiclient.Object, error)
+	DownloadFileRange(ctx context.Context, fileID, from, to int64) (*apiclient.Object, error)
+	DownloadObjectRange(ctx context.Context, rawURL string, from, to int64) (*apiclient.Object, error)
+}
+
 // Fetcher downloads files through an API client with a retry policy.
 type Fetcher struct {
-	Client *apiclient.Client
+	Client Objects
 	Policy retry.Policy
 	// OnBytes, if set, hears of plaintext bytes as they are written (an
 	// attempt that fails and is retried is counted again).

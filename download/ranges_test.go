@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,30 +31,14 @@ func (fx *fixture) multiFetcher() *download.Fetcher {
 	return f
 }
 
-// holdUntil is a WAN round trip that holds requests until n are held at
-// once, or a short bound passes with fewer.
-func holdUntil(n int) func(context.Context, time.Duration) error {
-	var mu sync.Mutex
-	held, release := 0, make(chan struct{})
-	return func(ctx context.Context, _ time.Duration) error {
-		mu.Lock()
-		held++
-		rel := release
-		if held >= n {
-			close(release)
-			release, held = make(chan struct{}), 0
-		}
-		mu.Unlock()
-		t := time.NewTimer(25 * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-rel:
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		return nil
-	}
+// atStore matches the requests for f's object at the store, for a Gate.
+func (fx *fixture) atStore(f *enteapitest.File) func(key string) bool {
+	route := fx.storeRoute(f)
+	return func(key string) bool { return key == route || strings.HasPrefix(key, route+" ") }
 }
+
+// storeKey is the RequestKey of range r of f's object at the store.
+func (fx *fixture) storeKey(f *enteapitest.File, r string) string { return fx.storeRoute(f) + " " + r }
 
 const seg = download.SegmentChunks * wire
 
@@ -76,21 +61,26 @@ func sortedCopy(s []string) []string {
 }
 
 // Issue 20: a large file comes as ranges cut on the encrypted chunks'
-// edges, several in flight at once, and is saved byte-exact.
+// edges, four in flight at once, and is saved byte-exact.
 func TestALargeFileComesAsSeveralRangesAtOnce(t *testing.T) {
 	fx := setup(t)
-	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 40 << 20, Seed: 7})
-	fx.s.SetWAN(enteapitest.WAN{Latency: 30 * time.Millisecond, Sleep: holdUntil(4)})
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 24 << 20, Seed: 7})
 	tg := fx.target(f)
+	segs := segments(0, tg.Size)
+	g := enteapitest.NewGate(t, fx.s, fx.atStore(f), func(g *enteapitest.Gate) {
+		g.Release(fx.storeKey(f, segs[0])) // its answer starts the other workers
+		for i := 1; i < len(segs); i++ {
+			g.Await(min(4, len(segs)-i))       // every worker's range is asked for
+			g.Release(fx.storeKey(f, segs[i])) // in order, as the reader takes them
+		}
+	})
 	p, err := fx.multiFetcher().Fetch(context.Background(), tg, fx.dir)
 	require.NoError(t, err)
 	got := readPartial(t, p)
 	assert.True(t, bytes.Equal(f.Plaintext(), got), "content differs")
 	assert.False(t, p.HashMismatch)
-	assert.Equal(t, sortedCopy(segments(0, tg.Size)), sortedCopy(fx.s.Ranges(fx.storeRoute(f))))
-	most, _ := fx.s.InFlight()
-	assert.GreaterOrEqual(t, most, 2, "ranges in flight at once")
-	assert.LessOrEqual(t, most, 4, "never more than four")
+	assert.Equal(t, sortedCopy(segs), sortedCopy(fx.s.Ranges(fx.storeRoute(f))))
+	assert.Equal(t, 4, g.Most(), "four ranges in flight at once, never more")
 	// Museum is asked once; the other ranges go to the store's address.
 	assert.Equal(t, 1, fx.s.Requests(apiRoute(f)))
 	fx.noTemps()
@@ -113,9 +103,13 @@ func TestACutRangeResumesOnItsOwn(t *testing.T) {
 	fx := setup(t)
 	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 20 << 20, Seed: 3})
 	tg := fx.target(f)
-	// The first answer passes; the next one (a later range) is cut.
+	// The first answer passes; the second range's is cut, whichever of the
+	// two workers asks first.
 	fx.s.Inject(fx.storeRoute(f), enteapitest.Pass(), enteapitest.CutAfter(1000))
-	fx.s.SetWAN(enteapitest.WAN{Sleep: holdUntil(1)}) // one at a time, in order
+	enteapitest.NewGate(t, fx.s, fx.atStore(f), func(g *enteapitest.Gate) {
+		g.Serve(fx.storeKey(f, closedRange(0, seg-1)))
+		g.Serve(fx.storeKey(f, closedRange(seg, 2*seg-1)))
+	})
 	f2 := fx.multiFetcher()
 	f2.Streams = 2
 	p, err := f2.Fetch(context.Background(), tg, fx.dir)
@@ -148,18 +142,15 @@ func TestAStoreThatRefusesRangeGetsOneStream(t *testing.T) {
 // the download starts over, and ends byte-exact.
 func TestARangeOfAnotherObjectIsNeverSpliced(t *testing.T) {
 	fx := setup(t)
-	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 40 << 20, Seed: 8})
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 20 << 20, Seed: 8})
 	tg := fx.target(f)
-	fx.s.SetWAN(enteapitest.WAN{Sleep: holdUntil(1)})
+	// The object is stored again once its first range was answered.
+	enteapitest.NewGate(t, fx.s, fx.atStore(f), func(g *enteapitest.Gate) {
+		g.Serve(fx.storeKey(f, closedRange(0, seg-1)))
+		f.SetETag("v2")
+	})
 	fe := fx.multiFetcher()
 	fe.Streams = 2
-	changed := false
-	fe.OnBytes = func(int64) {
-		if !changed {
-			changed = true
-			f.SetETag("v2")
-		}
-	}
 	p, err := fe.Fetch(context.Background(), tg, fx.dir)
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(f.Plaintext(), readPartial(t, p)), "content differs")
@@ -230,29 +221,6 @@ func (c *fakeClock) slept() time.Duration {
 	return c.total
 }
 
-// gateUntil is a WAN round trip that holds every request until n have
-// come (bounded, so a regression fails instead of hanging).
-func gateUntil(n int) func(context.Context, time.Duration) error {
-	var mu sync.Mutex
-	count, open := 0, make(chan struct{})
-	return func(ctx context.Context, _ time.Duration) error {
-		mu.Lock()
-		count++
-		if count == n {
-			close(open)
-		}
-		mu.Unlock()
-		t := time.NewTimer(10 * time.Second)
-		defer t.Stop()
-		select {
-		case <-open:
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		return nil
-	}
-}
-
 // Issue 20: MultiStreamFiles large files at once come as ranges; one more
 // in flight meanwhile begins as one stream, so memory stays bounded.
 func TestOnlySomeLargeFilesComeAsRangesAtOnce(t *testing.T) {
@@ -264,7 +232,9 @@ func TestOnlySomeLargeFilesComeAsRangesAtOnce(t *testing.T) {
 		files[i] = fx.album.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("big-%d.mp4", i), Size: 12 << 20, Seed: byte(i + 1)})
 		targets[i] = fx.target(files[i])
 	}
-	fx.s.SetWAN(enteapitest.WAN{Sleep: gateUntil(n)}) // every file has asked before any answer
+	// Every file has asked museum before any answer comes.
+	enteapitest.NewGate(t, fx.s, func(key string) bool { return strings.HasPrefix(key, "GET /files/download/") },
+		func(g *enteapitest.Gate) { g.Await(n) })
 	f := fx.multiFetcher()
 	var wg sync.WaitGroup
 	got := make([][]byte, n)

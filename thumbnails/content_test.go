@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/image/draw"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/catalog"
 )
 
 // thumbJPEG is img encoded as a thumbnail, padded after its end (which
@@ -93,8 +95,8 @@ func TestCheckContentFindsAndRepairsWrongPictures(t *testing.T) {
 		require.Equal(t, Repaired, e.Action, "%s: %v", f.Spec().Title, e.Err)
 		img, err := Decode(bytes.NewReader(newThumbnail(t, f)))
 		require.NoError(t, err)
-		got, same := judge(img, orig)
-		assert.Equal(t, OK, got, "%s repaired: %.3f alike", f.Spec().Title, same)
+		got, far := judge(img, orig)
+		assert.Equal(t, OK, got, "%s repaired: %.1f apart", f.Spec().Title, far)
 	}
 	assert.Equal(t, 7, fx.s.Requests("PUT /files/thumbnail"))
 	assert.True(t, sum.Healthy(), "%v", sum.Problems)
@@ -109,6 +111,36 @@ func TestCheckContentFindsAndRepairsWrongPictures(t *testing.T) {
 	assert.Equal(t, map[Class]int{OK: len(want)}, sum.Classes)
 	assert.Equal(t, 7, fx.s.Requests("PUT /files/thumbnail"))
 	assert.Zero(t, fx.s.ExactRepeats())
+}
+
+// Regression ("a thumbnail of another photo is left alone"): a thumbnail
+// of another photo with the original's layout is replaced by quak's render
+// of the original; the healthy thumbnail of the same original, made by
+// another resampler, is left alone.
+func TestCheckContentReplacesALookalike(t *testing.T) {
+	fx := newFix(t)
+	sun := color.RGBA{255, 250, 220, 255}
+	orig := discScene(960, 720, color.RGBA{40, 90, 200, 255}, color.RGBA{230, 150, 60, 255}, sun, 0.25, 0.25, 0.12)
+	other := discScene(720, 540, color.RGBA{12, 48, 32, 255}, color.RGBA{183, 152, 153, 255}, sun, 0.27, 0.24, 0.11)
+	data := jpegOf(t, orig)
+	lookalike := fx.album.AddFile(enteapitest.FileSpec{Title: "lookalike.jpg", Data: data, Thumbnail: thumbJPEG(t, other, 70)})
+	healthy := fx.album.AddFile(enteapitest.FileSpec{Title: "healthy.jpg", Data: data,
+		Thumbnail: thumbJPEG(t, thumbOf(t, orig, 720, draw.BiLinear, 70), 70)})
+	o := fx.options(t)
+	o.CheckContent = true
+	sum := fx.run(t, o)
+
+	e := fx.event(t, lookalike.ID)
+	assert.Equal(t, WrongPicture, e.Class)
+	require.Equal(t, Repaired, e.Action, "%v", e.Err)
+	base, err := Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+	want, err := Fit(base, e.Budget)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(want, newThumbnail(t, lookalike)), "the render of the original was uploaded")
+	assert.Equal(t, None, fx.event(t, healthy.ID).Action)
+	assert.Equal(t, 1, fx.s.Requests("PUT /files/thumbnail"))
+	assert.True(t, sum.Healthy(), "%v", sum.Problems)
 }
 
 // --ids limits the run to those files; an id that is not one of the
@@ -158,4 +190,45 @@ func TestFlaggedButNotCloserIsKept(t *testing.T) {
 	assert.Zero(t, fx.s.Requests("GET /files/upload-urls"))
 	assert.Zero(t, fx.s.Requests("PUT /files/thumbnail"))
 	assert.Equal(t, []int64{f.ID}, sum.Problems)
+}
+
+// A flagged thumbnail is replaced only when quak's render is at most half
+// as far from the original as the old thumbnail: a render exactly half as
+// far replaces it, one a hair further keeps it. The same holds for every
+// class --check-content flags, and the render is what would be uploaded.
+// A lost or corrupt one is always replaced.
+func TestRenderMustBeAtMostHalfAsFar(t *testing.T) {
+	base := photo(320, 240, 3)
+	jpg, err := Fit(base, roomy)
+	require.NoError(t, err)
+	img, err := Decode(bytes.NewReader(jpg))
+	require.NoError(t, err)
+	_, far := judge(img, base)
+	require.Positive(t, far)
+	r := &run{o: Options{DryRun: true}}
+	for _, class := range []Class{WrongPicture, Turned, Blank, Garbled} {
+		for _, c := range []struct {
+			old  float64
+			want Action
+		}{
+			{2 * far, WouldRepair},
+			{math.Nextafter(2*far, 0), Kept},
+			{otherApart, WouldRepair},
+		} {
+			cand := &candidate{item: &catalog.Item{FileID: 1}, base: base, far: c.old, budget: roomy}
+			action, size, err := r.repair(context.Background(), cand, class)
+			assert.Equal(t, c.want, action, "%s, the old thumbnail %.4f apart, the render %.4f", class, c.old, far)
+			assert.Equal(t, encryptedSize(len(jpg)), size)
+			if c.want == Kept {
+				assert.ErrorIs(t, err, errNotCloser)
+			} else {
+				assert.NoError(t, err)
+			}
+		}
+	}
+	for _, class := range []Class{Lost, Corrupt} {
+		cand := &candidate{item: &catalog.Item{FileID: 1}, base: base, budget: roomy}
+		action, _, err := r.repair(context.Background(), cand, class)
+		assert.Equal(t, WouldRepair, action, "%s: %v", class, err)
+	}
 }

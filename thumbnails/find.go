@@ -35,10 +35,10 @@ type candidate struct {
 	// refuses that).
 	hint int64
 	// base is the original as Ente's apps display it, at most 720 px, kept
-	// between the content check and the repair of one file; sameness is how
-	// alike the old thumbnail is to it.
-	base     image.Image
-	sameness float64
+	// between the content check and the repair of one file; far is how far
+	// the old thumbnail is from it (apart).
+	base image.Image
+	far  float64
 	// budget is the thumbnail object's size as museum records it
 	// (object_keys.size), the size rule's bound, once learned; -1 before.
 	budget int64

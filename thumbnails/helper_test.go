@@ -326,6 +326,40 @@ func TestLimitRepairsAtMostN(t *testing.T) {
 	assert.True(t, sum.Healthy(), "files left by --limit are not failures")
 }
 
+// A thumbnail the server records no room for (its encrypted size no more
+// than the encryption's own overhead) is too large at once and does not
+// use up --limit: the next file is still repaired.
+func TestNoRoomDoesNotUseUpTheLimit(t *testing.T) {
+	fx := newFix(t)
+	none := fx.album.AddFile(enteapitest.FileSpec{Title: "a.jpg", Data: jpegOf(t, photo(200, 150, 1)),
+		LostThumbnail: true, Thumbnail: make([]byte, roomy)})
+	none.RecordThumbnailSize(secretstream.Overhead)
+	next := fx.album.AddFile(enteapitest.FileSpec{Title: "b.jpg", Data: jpegOf(t, photo(200, 150, 2)),
+		LostThumbnail: true, Thumbnail: make([]byte, roomy)})
+	o := fx.options(t)
+	o.Limit, o.Concurrency = 1, 1
+	fx.run(t, o)
+	e := fx.event(t, none.ID)
+	assert.Equal(t, TooLarge, e.Action)
+	assert.ErrorIs(t, e.Err, ErrTooLarge)
+	assert.Equal(t, Repaired, fx.event(t, next.ID).Action)
+	assert.Equal(t, 1, fx.s.RequestsWithPrefix("GET /files/download/"), "no original fetched for a file with no room")
+}
+
+// An original of one pixel is still a picture: its lost thumbnail is
+// made from it.
+func TestOnePixelOriginalIsRepaired(t *testing.T) {
+	fx := newFix(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "dot.png", Data: pngOf(t, flat(1, 1, color.White)),
+		LostThumbnail: true, Thumbnail: make([]byte, roomy)})
+	fx.run(t, fx.options(t))
+	e := fx.event(t, f.ID)
+	require.Equal(t, Repaired, e.Action, "%v", e.Err)
+	got, err := jpeg.DecodeConfig(bytes.NewReader(newThumbnail(t, f)))
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{1, 1}, [2]int{got.Width, got.Height})
+}
+
 func TestAlbumsFilter(t *testing.T) {
 	fx := newFix(t)
 	in := fx.album.AddFile(enteapitest.FileSpec{Title: "in.jpg", Data: []byte("x")})
@@ -424,7 +458,7 @@ func TestFromABackupFolder(t *testing.T) {
 	b := fx.album.AddFile(enteapitest.FileSpec{Title: "b.jpg", Data: jpegOf(t, photo(500, 400, 2)), Thumbnail: make([]byte, roomy)})
 	dir := t.TempDir()
 	o := fx.options(t)
-	_, err := backup.Run(context.Background(), backup.Options{Dir: dir, Client: o.Client, Keys: o.Keys, Policy: o.Policy})
+	_, err := backup.Run(context.Background(), backup.Options{Dir: dir, Source: backup.Source{Client: o.Client, Keys: o.Keys}, Transfer: backup.Transfer{Policy: o.Policy}})
 	require.NoError(t, err)
 	a.LoseThumbnail()
 	b.LoseThumbnail()

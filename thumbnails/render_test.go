@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"image"
+	"image/color"
 	"image/jpeg"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/image/draw"
 )
 
 // encodedAt is the JPEG Fit would make at longer side side and quality q
@@ -75,6 +77,58 @@ func TestFitKeepsASmallImagesSize(t *testing.T) {
 	assert.Equal(t, [2]int{300, 200}, [2]int{cfg.Width, cfg.Height})
 	_, err = Fit(photo(240, 180, 1), 400)
 	require.ErrorIs(t, err, ErrTooLarge)
+}
+
+// A square original is scaled to 720×720 like any other over 720 px, and
+// one of 720 px or less keeps its size; a tall one has its height scaled.
+func TestFitScalesEveryShapeTo720(t *testing.T) {
+	for _, c := range []struct{ w, h, wantW, wantH int }{
+		{1000, 1000, 720, 720},
+		{721, 721, 720, 720},
+		{720, 720, 720, 720},
+		{719, 719, 719, 719},
+		{600, 900, 480, 720},
+		{721, 722, 719, 720},
+		{722, 721, 720, 719},
+	} {
+		out, err := Fit(flat(c.w, c.h, color.Gray{Y: 90}), 1<<20)
+		require.NoError(t, err)
+		cfg, err := jpeg.DecodeConfig(bytes.NewReader(out))
+		require.NoError(t, err)
+		assert.Equal(t, [2]int{c.wantW, c.wantH}, [2]int{cfg.Width, cfg.Height}, "%d×%d", c.w, c.h)
+	}
+}
+
+// A strip one pixel high or wide is scaled along its length, not cut:
+// both of its halves are in the thumbnail.
+func TestFitScalesAStripNotCutsIt(t *testing.T) {
+	wide := halves(2000, 1)
+	tall := image.NewRGBA(image.Rect(0, 0, 1, 2000))
+	draw.Draw(tall, image.Rect(0, 0, 1, 1000), image.NewUniform(color.RGBA{255, 0, 0, 255}), image.Point{}, draw.Src)
+	draw.Draw(tall, image.Rect(0, 1000, 1, 2000), image.NewUniform(color.RGBA{0, 0, 255, 255}), image.Point{}, draw.Src)
+	for name, c := range map[string]struct {
+		img        image.Image
+		size, last image.Point
+	}{
+		"wide": {wide, image.Pt(720, 1), image.Pt(719, 0)},
+		"tall": {tall, image.Pt(1, 720), image.Pt(0, 719)},
+	} {
+		out, err := Fit(c.img, 1<<20)
+		require.NoError(t, err)
+		dec, err := jpeg.Decode(bytes.NewReader(out))
+		require.NoError(t, err)
+		assert.Equal(t, c.size, dec.Bounds().Size(), name)
+		assert.True(t, isRed(dec.At(0, 0)), "%s: starts red", name)
+		r, _, b, _ := dec.At(c.last.X, c.last.Y).RGBA()
+		assert.Greater(t, b, r, "%s: ends blue", name)
+	}
+}
+
+// A picture of one pixel is a picture: it gets a thumbnail.
+func TestFitTakesAOnePixelImage(t *testing.T) {
+	out, err := Fit(flat(1, 1, color.White), 1<<20)
+	require.NoError(t, err)
+	assert.True(t, IsImage(out))
 }
 
 // Transparency is flattened on black, as Ente's web app does.

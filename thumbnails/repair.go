@@ -116,8 +116,8 @@ func (r *run) content(ctx context.Context, c *candidate, plain []byte) (Class, e
 		return Unknown, fmt.Errorf("content not checked: %w", err)
 	}
 	c.base = base
-	class, same := judge(thumb, base)
-	c.sameness = same
+	class, far := judge(thumb, base)
+	c.far = far
 	return class, nil
 }
 
@@ -127,7 +127,8 @@ func (r *run) content(ctx context.Context, c *candidate, plain []byte) (Class, e
 var errNotCloser = errors.New("the thumbnail looks wrong, but the one quak can make is not clearly closer to the original")
 
 // clearlyCloser accepts a new thumbnail (jpg) for a flagged one only when
-// it is the original's picture and clearly more alike than the old one.
+// it is the original's picture and at most half as far from it as the old
+// one, both measured on the same grid (apart).
 func (r *run) clearlyCloser(c *candidate, jpg []byte) error {
 	img, err := Decode(bytes.NewReader(jpg))
 	if err != nil {
@@ -139,8 +140,8 @@ func (r *run) clearlyCloser(c *candidate, jpg []byte) error {
 		}
 		return nil
 	}
-	class, same := judge(img, c.base)
-	if class != OK || same < sameNCC || same-c.sameness < turnedMargin {
+	class, far := judge(img, c.base)
+	if class != OK || 2*far > c.far {
 		return errNotCloser
 	}
 	return nil
@@ -154,7 +155,9 @@ func (r *run) original(ctx context.Context, c *candidate, work string) (image.Im
 	live := catalog.IsLivePhoto(it.Meta)
 	if r.from != nil {
 		if path, ok := r.from.find(it); ok {
-			return r.o.Tools.decodeFile(ctx, path, work, imageType(it.Meta.FileType))
+			// A live photo's saved first part is its image: only a video
+			// (type 1) is read as one, anything else by its first bytes.
+			return r.o.Tools.decodeFile(ctx, path, work, it.Meta.FileType)
 		}
 	}
 	if it.Meta.Hash == "" {
@@ -190,13 +193,4 @@ func (r *run) original(ctx context.Context, c *candidate, work string) (image.Im
 		return nil, errors.New("the live photo's image does not match its hash")
 	}
 	return r.o.Tools.decodeFile(ctx, res.Image.Path, work, 0)
-}
-
-// imageType is the file type to decode a local copy as: a live photo's
-// saved first part is its image.
-func imageType(fileType int) int {
-	if fileType == 2 {
-		return 0
-	}
-	return fileType
 }

@@ -243,7 +243,7 @@ func TestSessionFile(t *testing.T) {
 	_, err = account.LoadSessions(path)
 	var ie *account.InsecureFileError
 	require.ErrorAs(t, err, &ie)
-	assert.Contains(t, err.Error(), "chmod 600")
+	assert.Contains(t, err.Error(), "readable by others (mode 0644)")
 
 	require.NoError(t, os.Chmod(path, 0o600))
 	require.NoError(t, (&account.Sessions{}).Save(path))

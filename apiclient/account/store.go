@@ -18,15 +18,15 @@ const (
 	sessionsVersion = 2
 )
 
-// InsecureFileError reports a session file that others could read.
+// InsecureFileError reports a file holding a secret (the session's keys, a
+// password, a health-check URL) that others could read: it is not read.
 type InsecureFileError struct {
 	Path string
 	Mode fs.FileMode
 }
 
 func (e *InsecureFileError) Error() string {
-	return fmt.Sprintf("%s is readable by others (mode %04o); it holds your keys: run `chmod 600 %s`",
-		e.Path, e.Mode.Perm(), e.Path)
+	return fmt.Sprintf("%s is readable by others (mode %04o)", e.Path, e.Mode.Perm())
 }
 
 // sessionFile is the session file in either format.

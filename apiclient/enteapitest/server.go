@@ -103,6 +103,7 @@ type Server struct {
 	tamperDiff  func(collectionID int64, page []apiclient.File) []apiclient.File
 	ranges      map[string][]string
 	wan         WAN
+	gate        *Gate
 	storeNow    int // object store GETs in flight
 	apiNow      int // API requests in flight
 	maxStore    int

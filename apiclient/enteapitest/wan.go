@@ -148,10 +148,21 @@ func (p *pacedWriter) Write(b []byte) (int, error) {
 
 func (p *pacedWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
 
-// throughWAN applies WAN mode around a request; it returns false when the
-// request was refused or the client went away during the round trip.
+// throughWAN applies WAN mode, and a Gate's hold, around a request; it
+// returns false when the request was refused or the client went away
+// during the round trip.
 func (s *Server) throughWAN(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(), bool) {
 	mode, refuse, refused, leave := s.wanEnter(r)
+	answered, held := s.hold(r)
+	if !held {
+		leave()
+		return w, func() {}, false
+	}
+	inFlight := leave
+	leave = func() {
+		inFlight()
+		answered()
+	}
 	if err := mode.sleep(r.Context(), mode.Latency); err != nil {
 		leave()
 		return w, func() {}, false

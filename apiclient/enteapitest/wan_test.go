@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,16 +61,10 @@ func TestWANRateLimitsAsMuseumDoes(t *testing.T) {
 	u := s.AddUser("a@example.org", "a", enteapitest.UserOptions{})
 	a := u.AddAlbum("x")
 	f := a.AddFile(enteapitest.FileSpec{Title: "a.jpg", Data: []byte("a")})
-	hold := make(chan struct{})
-	entered := make(chan struct{}, 8)
-	s.SetWAN(enteapitest.WAN{APILimit: 2, Sleep: func(ctx context.Context, d time.Duration) error {
-		entered <- struct{}{}
-		select {
-		case <-hold:
-		case <-ctx.Done():
-		}
-		return nil
-	}, Latency: time.Millisecond})
+	s.SetWAN(enteapitest.WAN{APILimit: 2})
+	// All three in flight at once: the third is refused as it arrives.
+	enteapitest.NewGate(t, s, func(key string) bool { return strings.HasPrefix(key, "GET /files/download/") },
+		func(g *enteapitest.Gate) { g.Await(3) })
 	c := s.Client(nil).WithToken(u.Token())
 	var wg sync.WaitGroup
 	results := make(chan error, 3)
@@ -84,14 +79,6 @@ func TestWANRateLimitsAsMuseumDoes(t *testing.T) {
 			results <- err
 		}()
 	}
-	for range 3 {
-		select {
-		case <-entered:
-		case <-time.After(10 * time.Second):
-			t.Fatal("requests never arrived")
-		}
-	}
-	close(hold)
 	wg.Wait()
 	close(results)
 	var refused []*errs.ApiError

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/argon2"
+	"golang.org/x/crypto/blake2b"
 	"golang.org/x/crypto/nacl/box"
 	"golang.org/x/crypto/nacl/secretbox"
 
@@ -56,7 +57,7 @@ func DeriveSubkey(key []byte, id uint64, ctx string, size int) ([]byte, error) {
 	}
 	var salt [16]byte
 	binary.LittleEndian.PutUint64(salt[:], id)
-	return blake2b(size, key, nil, salt[:], []byte(ctx)), nil
+	return blake2bSaltPersonal(size, key, nil, salt[:], []byte(ctx)), nil
 }
 
 // LoginKey is the SRP password: the first 16 bytes of subkey 1 of the KEK in
@@ -114,9 +115,15 @@ func NewKeyPair(rand io.Reader) (publicKey, secretKey []byte, err error) {
 }
 
 // NewHash returns Ente's content hash: unkeyed BLAKE2b-512, libsodium's
-// crypto_generichash with a 64-byte output.
+// crypto_generichash with a 64-byte output, as golang.org/x/crypto/blake2b
+// computes it. Its state marshals (encoding.BinaryMarshaler), so a cut
+// download can keep it.
 func NewHash() hash.Hash {
-	return newDigest(Size, nil, nil, nil)
+	h, err := blake2b.New512(nil)
+	if err != nil {
+		panic("keys: internal error: " + err.Error()) // only a key over 64 bytes fails
+	}
+	return h
 }
 
 // DecodeB64 decodes a binary field. Ente writes standard base64 with padding;

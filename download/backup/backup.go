@@ -7,13 +7,9 @@ package backup
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/quak-photos/quak/apiclient"
@@ -23,7 +19,6 @@ import (
 	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/folder"
-	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/pace"
 	"github.com/quak-photos/quak/download/rate"
 	"github.com/quak-photos/quak/download/state"
@@ -31,14 +26,45 @@ import (
 	"github.com/quak-photos/quak/retry"
 )
 
-// Options configure a run.
+// Options configure a run. The groups are embedded: o.Concurrency is
+// o.Transfer.Concurrency.
 type Options struct {
-	Dir      string
+	Dir string
+	Source
+	Transfer
+	Scope
+	Pruning
+	// Events, if set, hears of everything the run does. Calls come from
+	// several goroutines but never at the same time.
+	Events func(Event)
+	// Record, if set, is called when a started run ends, even with an
+	// error, while the folder is still locked. What it returns is the
+	// folder's record of the run, and also of its last success when
+	// succeeded is true.
+	Record func(s *Summary, err error) (rec *folder.RunRecord, succeeded bool)
+	// FileMode is given to saved files (default 0644); cmd passes 0666
+	// less the process umask, as any other program's files would get.
+	FileMode os.FileMode
+	// Views are the sidecars and the date view kept for other photo tools.
+	// A change from the folder's remembered views is applied to the whole
+	// backup first, downloading nothing.
+	Views Views
+}
+
+// Source is what is backed up: an account (Client and Keys) or another
+// Library, and who it is, which the folder records and checks.
+type Source struct {
 	Client   *apiclient.Client // authenticated
-	Keys     catalog.Keys
+	Keys     catalog.Keys      // Keys.UserID names the source
 	Email    string
 	Endpoint string
-	Policy   retry.Policy
+	// Library, when set, is read instead of Client's account.
+	Library Library
+}
+
+// Transfer is how files are fetched.
+type Transfer struct {
+	Policy retry.Policy
 	// Concurrency fixes how many files download at once; 0 finds it from
 	// the link (package pace): from 4, growing while throughput rises and
 	// latency stays flat, halved on 429 or 503, at most MaxConcurrency
@@ -56,17 +82,14 @@ type Options struct {
 	// PaceClock is the clock the adaptive number of downloads is measured
 	// with (default time.Now).
 	PaceClock func() time.Time
-	// Events, if set, hears of everything the run does. Calls come from
-	// several goroutines but never at the same time.
-	Events func(Event)
-	// FileMode is given to saved files (default 0644); cmd passes 0666
-	// less the process umask, as any other program's files would get.
-	FileMode os.FileMode
-	// Record, if set, is called when a started run ends, even with an
-	// error, while the folder is still locked. What it returns is the
-	// folder's record of the run, and also of its last success when
-	// succeeded is true.
-	Record func(s *Summary, err error) (rec *folder.RunRecord, succeeded bool)
+	// ResumeAbove: a download of more than this many bytes keeps a resume
+	// point in the state every ResumeAbove bytes, so a later run can take
+	// it up after a crash or a dead link (0: DefaultResumeAbove; < 0: never).
+	ResumeAbove int64
+}
+
+// Scope is what a run does and where.
+type Scope struct {
 	// Filter narrows what is downloaded (albums, types, dates); the zero
 	// value takes everything. Skipped files are remembered, so widening it
 	// later fetches them without listing the library again.
@@ -79,29 +102,28 @@ type Options struct {
 	// run then lists what changed first and refuses to start downloading
 	// when it needs more (plus SpaceMargin).
 	FreeSpace func(dir string) (int64, error)
+	// DryRun decides and reports everything a real run would, writing
+	// nothing in Dir: no file, no state change, no lock.
+	DryRun bool
+	// AllowNested lets a first backup go into a folder inside another
+	// backup or above one (refused otherwise: folder.NestedError).
+	AllowNested bool
+	// MetadataOnly refreshes every sidecar, album file, name and mtime from
+	// a full listing, downloading nothing and leaving cursors where they are.
+	MetadataOnly bool
+	// Redownload names saved files to download again before anything else
+	// (quak verify found them missing or changed).
+	Redownload []int64
+}
+
+// Pruning is what the run does with what the server deleted.
+type Pruning struct {
 	// Prune moves what the server deleted to DIR/.quak/trash/<date>/, at
 	// most MaxDelete album copies a run (0: DefaultMaxDelete).
 	Prune     bool
 	MaxDelete int
 	// Now is the clock for trash folders (default time.Now).
 	Now func() time.Time
-	// DryRun decides and reports everything a real run would, writing
-	// nothing in Dir: no file, no state change, no lock.
-	DryRun bool
-	// MetadataOnly refreshes every sidecar, album file, name and mtime from
-	// a full listing, downloading nothing and leaving cursors where they are.
-	MetadataOnly bool
-	// ResumeAbove: a download of more than this many bytes keeps a resume
-	// point in the state every ResumeAbove bytes, so a later run can take
-	// it up after a crash or a dead link (0: DefaultResumeAbove; < 0: never).
-	ResumeAbove int64
-	// Redownload names saved files to download again before anything else
-	// (quak verify found them missing or changed).
-	Redownload []int64
-	// Views are the sidecars and the date view kept for other photo tools.
-	// A change from the folder's remembered views is applied to the whole
-	// backup first, downloading nothing.
-	Views Views
 }
 
 // ErrLocked reports that another quak run holds the folder's lock.
@@ -110,54 +132,16 @@ var ErrLocked = folder.ErrLocked
 // DirError reports a backup folder quak cannot use.
 type DirError = folder.DirError
 
-// entryKey is a file's entry in an album.
-type entryKey struct{ file, collection int64 }
-
+// run is one backup of the account into its folder: a pipeline of the
+// collaborators that do the work.
 type run struct {
-	o       Options
+	*job
 	f       *folder.Folder
-	dir     string
-	tmp     string // DIR/.quak/tmp: every file being written
-	st      *state.Store
-	fetcher *download.Fetcher
-
-	emitMu sync.Mutex
-	mu     sync.Mutex // guards everything below
-	sum    Summary
-	colls  map[int64]*state.Collection
-	// folders holds the names of album folders; names, per collection, the
-	// names taken in that album's folder (built on first use).
-	folders  *layout.Namer
-	names    map[int64]*layout.Namer
-	adopt    map[int64]map[int64][]string // collection → file id → names found in an existing export
-	touched  map[int64]bool
-	dirty    map[string]bool // folders whose new entries are not fsynced yet
-	indexErr error
-	indexed  bool
-	vanished int // albums whose diff answered 404 though listed as live
-	// tombstones are the albums this run's listing shows deleted; goneNow,
-	// the album copies its diffs show deleted: what --prune may act on
-	// without asking the server again.
-	tombstones map[int64]bool
-	goneNow    map[entryKey]bool
-	// listed is the latest updationTime this run's listings showed for
-	// each album entry (latestOnly).
-	listed  map[entryKey]int64
-	ov      overlay
-	resumes map[int64]*download.ResumePoint // where earlier runs left large downloads
-	// expected holds the hashes of files being downloaded, to recognise one
-	// a killed run left at its final name; viewNamers the names taken in
-	// each date folder; viewsFull is set while prepareViews converts every
-	// file; viewChanges counts files whose views changed.
-	expected    map[int64]string
-	viewNamers  map[string]*layout.Namer
-	viewsFull   bool
-	enteConvert bool
-	viewChanges int
-	down        outage // connection failures in a row
-	// restoring holds the saved files being downloaded again because they
-	// were missing or changed on disk.
-	restoring map[int64]bool
+	losses  *losses
+	lister  *lister
+	pruner  *pruner
+	resumes *resumer
+	record  func(error) error // the folder's record of the run (none in a dry run)
 }
 
 // Run backs up the account into o.Dir. The summary is returned even with an
@@ -165,184 +149,225 @@ type run struct {
 // rejected the session: the run stops at once), *UnreachableError (the
 // server could not be reached: the run stops), context errors, and others;
 // files that fail are not errors but are counted in Summary.Failed.
-func Run(ctx context.Context, o Options) (_ *Summary, err error) {
+func Run(ctx context.Context, o Options) (*Summary, error) {
 	start := time.Now()
+	o.defaults()
+	f, err := folder.Prepare(o.Dir, folder.Use{Init: o.Init, DryRun: o.DryRun, AllowNested: o.AllowNested})
+	if err != nil {
+		return &Summary{}, err
+	}
+	// A dry run takes no lock and works on a private copy of the state.
+	var st *state.Store
+	var release func()
+	if o.DryRun {
+		st, release, err = f.CopyState()
+	} else {
+		release, err = f.Lock()
+	}
+	if err != nil {
+		return &Summary{}, err
+	}
+	defer release()
+	return newRun(f, &o, start).run(ctx, st)
+}
+
+// defaults fills in what o leaves zero.
+func (o *Options) defaults() {
 	if o.FileMode == 0 {
 		o.FileMode = 0o644
 	}
 	if o.DryRun {
 		o.Init = false
 	}
-	f, err := folder.Prepare(o.Dir, o.Init, o.DryRun)
-	if err != nil {
-		return &Summary{}, err
+	o.Filter = o.Filter.ForAccount(o.Keys.UserID)
+	if o.MaxDelete <= 0 {
+		o.MaxDelete = DefaultMaxDelete
 	}
-	dir := f.Dir
-	r := &run{o: o, f: f, dir: dir, tmp: f.Temp(), names: map[int64]*layout.Namer{}, adopt: map[int64]map[int64][]string{},
-		touched: map[int64]bool{}, dirty: map[string]bool{}, expected: map[int64]string{},
-		tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{}, listed: map[entryKey]int64{},
-		ov: overlay{files: map[string]bool{}, aliases: map[string]string{}}}
-	if o.Client != nil {
-		r.down.answers = func(ctx context.Context, rawURL string) bool {
+	if o.ResumeAbove == 0 {
+		o.ResumeAbove = DefaultResumeAbove
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Library == nil && o.Client != nil {
+		o.Library = &AccountLibrary{Client: o.Client, Keys: o.Keys}
+	}
+}
+
+// newRun wires the collaborators of a run.
+func newRun(f *folder.Folder, o *Options, start time.Time) *run {
+	j := &job{o: o, dir: f.Dir, tmp: f.Temp(), tally: newTally(o.Events, start), down: &outage{}}
+	j.policy = eventPolicy(o.Policy, j.tally)
+	if o.Library != nil {
+		j.down.answers = func(ctx context.Context, rawURL string) bool {
 			ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			defer cancel()
-			return o.Client.Answers(ctx, rawURL)
+			return o.Library.Answers(ctx, rawURL)
 		}
 	}
+	r := &run{job: j, f: f, losses: &losses{j}, pruner: &pruner{job: j, seen: newListing(), trash: f.Trash()}}
+	j.views = &viewer{job: j, f: f, dates: &dateView{j}}
+	j.placer = &placer{job: j, expected: map[int64]string{}, restoring: map[int64]bool{}, adopt: map[int64]map[int64][]string{}}
+	r.lister = &lister{job: j, placer: j.placer, updater: &updater{job: j, placer: j.placer}, seen: r.pruner.seen}
 	if o.DryRun {
-		st, drop, err := f.CopyState()
-		if err != nil {
-			return &Summary{}, err
-		}
-		defer drop()
-		r.st = st
+		dry := newDryDisk()
+		j.disk, j.placer.save = dry, j.placer.pretender(dry)
+		r.record = func(error) error { return nil }
 	} else {
-		unlock, err := f.Lock()
-		if err != nil {
-			return &Summary{}, err
-		}
-		defer unlock()
+		j.disk, j.placer.save = newRealDisk(f), j.placer.download
+		r.record = r.recordRun
 	}
-	r.sum = Summary{Started: true, Start: start, Reasons: map[string]int{}}
-	r.o.Filter = o.Filter.ForAccount(o.Keys.UserID)
-	if r.o.MaxDelete <= 0 {
-		r.o.MaxDelete = DefaultMaxDelete
-	}
-	if r.o.ResumeAbove == 0 {
-		r.o.ResumeAbove = DefaultResumeAbove
-	}
-	if r.o.Now == nil {
-		r.o.Now = time.Now
-	}
+	return r
+}
+
+// run is the pipeline: check the account (a refusal is a run that never
+// started), sweep what killed runs left, bring the views in line, find what went missing on disk, then list and
+// download, prune, and count.
+func (r *run) run(ctx context.Context, st *state.Store) (_ *Summary, err error) {
 	defer func() {
-		r.sum.Duration = time.Since(start)
+		r.tally.count(func(s *Summary) { s.Duration = time.Since(s.Start) })
 		if rerr := r.record(err); rerr != nil && err == nil {
 			err = rerr
 		}
 	}()
-	if !o.DryRun {
-		r.st, err = f.OpenState()
-		if err != nil {
-			return &r.sum, err
+	if st == nil {
+		if st, err = r.f.OpenState(); err != nil {
+			return r.tally.summary(), err
 		}
-		defer func() { _ = r.st.Close() }()
-		if err := r.loadResumes(); err != nil {
-			return &r.sum, err
-		}
-		keep := map[string]bool{}
-		for _, rp := range r.resumes {
-			keep[rp.Temp] = true
-		}
-		if n, err := download.RemoveLeftovers(r.tmp, keep); err != nil {
-			return &r.sum, err
-		} else if n > 0 {
-			r.emit(Event{Kind: LeftoversRemoved, Files: n})
+		defer func() { _ = st.Close() }()
+	}
+	r.st, r.names = st, newNames(st)
+	if err := r.checkAccount(ctx); err != nil {
+		return r.tally.summary(), err // refused: nothing written, nothing recorded but the refusal
+	}
+	r.tally.count(func(s *Summary) { s.Started = true })
+	for _, step := range []func(context.Context) error{r.sweep, r.prepareViews, r.findLosses} {
+		if err := step(ctx); err != nil {
+			return r.tally.summary(), err
 		}
 	}
-	if err := r.checkAccount(); err != nil {
-		return &r.sum, err
-	}
-	if err := r.prepareViews(); err != nil {
-		return &r.sum, err
-	}
-	if !o.MetadataOnly {
-		gone, err := r.missingLocally()
-		if err != nil {
-			return &r.sum, err
-		}
-		r.o.Redownload = append(r.o.Redownload, gone...)
-	}
-	r.restoring = map[int64]bool{}
-	for _, id := range r.o.Redownload {
-		r.restoring[id] = true
-	}
-	if err := r.markForRedownload(ctx); err != nil {
-		return &r.sum, err
-	}
+	r.placer.fetcher = r.fetcher()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	r.fetcher = &download.Fetcher{Client: o.Client, Policy: r.policy(), TempFile: openTemp, OnBytes: func(n int64) {
-		r.emit(Event{Kind: Progress, Bytes: n})
-	}, Pace: r.pace(), Streams: o.Streams, StreamAbove: o.StreamAbove}
-	if o.BandwidthLimit.Limits() {
-		r.fetcher.Rate = rate.NewScheduled(o.BandwidthLimit, nil, nil)
-	}
-	if r.fetcher.Streams == 0 {
-		r.fetcher.Streams = download.DefaultStreams
-	}
-	if r.o.ResumeAbove > 0 {
-		r.fetcher.Save, r.fetcher.SaveAbove = r.saveResume, r.o.ResumeAbove
-	}
-	err = r.sync(ctx, cancel)
-	var ue *UnreachableError
-	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) || errors.As(cause, &ue) {
-		err = cause
-	}
-	if err == nil && o.Prune {
-		err = r.prune(ctx)
+	err = stopCause(ctx, r.lister.sync(ctx, cancel))
+	if err == nil && r.o.Prune {
+		err = r.pruner.prune(ctx)
 	}
 	if err == nil {
-		r.dropStaleResumes()
+		r.resumes.dropStale(r.tally.wasTouched)
 	}
-	r.sum.Unchanged = r.unchanged()
-	return &r.sum, err
+	r.tally.total(r.st)
+	return r.tally.summary(), err
 }
 
-// pace is the run's limit on downloads in flight.
-func (r *run) pace() *pace.Limiter {
-	if r.o.Concurrency > 0 {
-		return pace.Fixed(r.o.Concurrency)
+// stopCause is the error a run stops with: the cause that cancelled it
+// when that is a dead session or an unreachable server, else err.
+func stopCause(ctx context.Context, err error) error {
+	var ue *UnreachableError
+	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) || errors.As(cause, &ue) {
+		return cause
 	}
-	return pace.Adaptive(r.o.MaxConcurrency, r.o.PaceClock)
+	return err
 }
 
-// workers is how many downloads of a page may be under way at once: the
-// limiter's cap, which it gates.
-func (r *run) workers() int {
-	if r.fetcher == nil || r.fetcher.Pace == nil {
-		return max(r.o.Concurrency, 1)
+// sweep loads where earlier runs left large downloads, and empties the
+// temp area of everything else killed runs left.
+func (r *run) sweep(context.Context) error {
+	if r.o.DryRun { // a dry run takes up and removes nothing
+		r.resumes = &resumer{st: r.st, tmp: r.tmp, points: map[int64]*download.ResumePoint{}}
+		r.placer.resumes = r.resumes
+		return nil
 	}
-	return r.fetcher.Pace.Max()
+	var err error
+	if r.resumes, err = loadResumer(r.st, r.tmp); err != nil {
+		return err
+	}
+	r.placer.resumes = r.resumes
+	n, err := download.RemoveLeftovers(r.tmp, r.resumes.temps())
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		r.emit(Event{Kind: LeftoversRemoved, Files: n})
+	}
+	return nil
+}
+
+func (r *run) prepareViews(context.Context) error { return r.views.prepare() }
+
+// findLosses has the saved files missing or changed on disk (and those
+// verify named) downloaded again, before anything is listed.
+func (r *run) findLosses(ctx context.Context) error {
+	redo := r.o.Redownload
+	if !r.o.MetadataOnly {
+		gone, err := r.losses.missingLocally()
+		if err != nil {
+			return err
+		}
+		redo = append(append([]int64{}, redo...), gone...)
+	}
+	for _, id := range redo {
+		r.placer.restoring[id] = true
+	}
+	return r.losses.markForRedownload(ctx, redo)
+}
+
+// fetcher is the run's downloader: its retries, pace, ranges, bandwidth
+// limit and resume points.
+func (r *run) fetcher() *download.Fetcher {
+	o := r.o
+	f := &download.Fetcher{Client: o.Library, Policy: r.policy, TempFile: openTemp, OnBytes: func(n int64) {
+		r.emit(Event{Kind: Progress, Bytes: n})
+	}, Pace: paceOf(o), Streams: o.Streams, StreamAbove: o.StreamAbove}
+	if o.BandwidthLimit.Limits() {
+		f.Rate = rate.NewScheduled(o.BandwidthLimit, nil, nil)
+	}
+	if f.Streams == 0 {
+		f.Streams = download.DefaultStreams
+	}
+	if o.ResumeAbove > 0 {
+		f.Save, f.SaveAbove = r.resumes.save, o.ResumeAbove
+	}
+	return f
+}
+
+// paceOf is the run's limit on downloads in flight.
+func paceOf(o *Options) *pace.Limiter {
+	if o.Concurrency > 0 {
+		return pace.Fixed(o.Concurrency)
+	}
+	return pace.Adaptive(o.MaxConcurrency, o.PaceClock)
 }
 
 // openTemp creates a download's temp file; tests replace it to model a
 // full disk.
 var openTemp = func(dir string) (*os.File, error) { return os.CreateTemp(dir, durable.TempPrefix+"*") }
 
-// record writes the folder's record of the run from o.Record.
-func (r *run) record(runErr error) error {
-	if r.o.Record == nil || r.dry() {
+// recordRun writes the folder's record of a run that started from
+// o.Record.
+func (r *run) recordRun(runErr error) error {
+	if r.o.Record == nil || !r.tally.summary().Started {
 		return nil
 	}
-	rec, ok := r.o.Record(&r.sum, runErr)
+	rec, ok := r.o.Record(r.tally.summary(), runErr)
 	return r.f.WriteRun(rec, ok)
 }
 
-// policy reports retries as events.
-func (r *run) policy() retry.Policy {
-	p := r.o.Policy
+// eventPolicy is p, its retries also told as events.
+func eventPolicy(p retry.Policy, t *tally) retry.Policy {
 	prev := p.OnRetry
 	p.OnRetry = func(err error, attempt int, d time.Duration) {
 		if prev != nil {
 			prev(err, attempt, d)
 		}
-		r.emit(Event{Kind: Retrying, Err: err, Attempt: attempt, Delay: d})
+		t.emit(Event{Kind: Retrying, Err: err, Attempt: attempt, Delay: d})
 	}
 	return p
 }
 
-func (r *run) emit(e Event) {
-	if r.o.Events == nil {
-		return
-	}
-	r.emitMu.Lock()
-	defer r.emitMu.Unlock()
-	r.o.Events(e)
-}
-
 // checkAccount refuses a folder that backs up another account, or the same
 // user id on another server.
-func (r *run) checkAccount() error {
+func (r *run) checkAccount(context.Context) error {
 	a, err := r.st.Account()
 	if err != nil {
 		return err
@@ -354,110 +379,4 @@ func (r *run) checkAccount() error {
 		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of an account on another server (%s)", a.Endpoint)}
 	}
 	return r.st.SetAccount(state.Account{UserID: r.o.Keys.UserID, Email: r.o.Email, Endpoint: r.o.Endpoint})
-}
-
-// unchanged counts saved files this run did not touch, and totals what
-// the backup holds.
-func (r *run) unchanged() int {
-	n := 0
-	_ = r.st.Briefs(func(b state.Brief) error {
-		if b.Status == state.Skipped {
-			r.sum.LeftOut++
-		}
-		if (b.Status == state.Saved || b.Status == state.HashMismatch) && b.Placed() {
-			r.sum.TotalFiles++
-			r.sum.TotalBytes += plainSize(b.Size)
-			if !r.touched[b.ID] {
-				n++
-			}
-		}
-		return nil
-	})
-	return n
-}
-
-// writeJSON writes a sidecar or album_meta.json and remembers its folder.
-func (r *run) writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return r.writeFile(path, append(b, '\n'))
-}
-
-// writeFile writes a file beside the originals (a sidecar) atomically and
-// remembers its folder.
-func (r *run) writeFile(path string, b []byte) error {
-	if r.dry() {
-		r.note(path, true)
-		return nil
-	}
-	if err := r.mkdirAll(filepath.Dir(path)); err != nil {
-		return err
-	}
-	if err := durable.WriteFile(r.tmp, path, b, 0o644); err != nil {
-		return err
-	}
-	r.markDirty(filepath.Dir(path))
-	return nil
-}
-
-// markDirty notes folders whose entries changed (a file renamed into them,
-// a folder made in them), for the next commit to fsync before it records
-// anything that depends on them.
-func (r *run) markDirty(dirs ...string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, d := range dirs {
-		r.dirty[d] = true
-	}
-}
-
-// syncDir is durable.SyncDir; tests record what it syncs.
-var syncDir = durable.SyncDir
-
-// commit fsyncs the folders written since the last commit, then records
-// files and the collection in one transaction: state never points at a
-// name that a crash could still take back.
-func (r *run) commit(files []*state.File, c *state.Collection) error {
-	if err := r.applyViews(files, c); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	dirs := r.dirty
-	r.dirty = map[string]bool{}
-	r.mu.Unlock()
-	if r.dry() {
-		dirs = nil
-	}
-	for d := range dirs {
-		if err := syncDir(d); err != nil {
-			return fmt.Errorf("syncing a folder before recording what is in it (removed during the run?): %w", err)
-		}
-	}
-	return r.st.Commit(files, c)
-}
-
-// fatal reports errors that stop the whole run: a dead session, a
-// cancelled run, a server that cannot be reached, and a backup folder that
-// is full or read-only (every further file would fail the same way).
-func fatal(ctx context.Context, err error) bool {
-	var de *DirError
-	var ue *UnreachableError
-	return errors.Is(err, errs.ErrNotLoggedIn) || ctx.Err() != nil || errors.As(err, &de) || errors.As(err, &ue)
-}
-
-// diskError turns a full or read-only file system into the *DirError that
-// stops the run, and returns other errors as they are.
-func (r *run) diskError(err error) error {
-	var de *DirError
-	if errors.As(err, &de) {
-		return err // already says so: wrapping again would repeat it
-	}
-	for _, e := range []error{syscall.ENOSPC, syscall.EROFS} {
-		if errors.Is(err, e) {
-			return &DirError{Dir: r.o.Dir, Reason: "is full or read-only; the run stopped", Err: err}
-		}
-	}
-	return err
 }

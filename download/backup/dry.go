@@ -7,117 +7,68 @@ import (
 	"sync"
 	"time"
 
-	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/catalog"
-	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/download/folder"
 )
 
-// A dry run (Options.DryRun) decides everything a real run would and
-// reports it through the same events, but writes nothing in DIR: it works
-// on a private copy of the state, takes no lock, and every change to the
-// folder goes through the methods below, which only note it in a virtual
-// overlay so later decisions in the run see it as done.
-type overlay struct {
+// dryDisk is a dry run's disk (Options.DryRun): it writes nothing in DIR
+// but notes each change in an overlay, so that later decisions in the run
+// see it as done. With it, a dry run decides everything a real one would.
+type dryDisk struct {
 	mu      sync.Mutex
 	files   map[string]bool   // path → exists after this run's changes
 	aliases map[string]string // a renamed folder's new path → its real one
 }
 
-func (r *run) dry() bool { return r.o.DryRun }
-
-func (r *run) note(path string, exists bool) {
-	r.ov.mu.Lock()
-	defer r.ov.mu.Unlock()
-	r.ov.files[path] = exists
+func newDryDisk() *dryDisk {
+	return &dryDisk{files: map[string]bool{}, aliases: map[string]string{}}
 }
 
-// exists reports whether path exists, as it would after this run's changes.
-func (r *run) exists(path string) bool {
-	if r.dry() {
-		r.ov.mu.Lock()
-		v, ok := r.ov.files[path]
-		if !ok {
-			for alias, real := range r.ov.aliases {
-				if rest, found := strings.CutPrefix(path, alias+string(filepath.Separator)); found {
-					path = filepath.Join(real, rest)
-				}
+func (d *dryDisk) note(path string, exists bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.files[path] = exists
+}
+
+func (d *dryDisk) exists(path string) bool {
+	d.mu.Lock()
+	v, ok := d.files[path]
+	if !ok {
+		for alias, real := range d.aliases {
+			if rest, found := strings.CutPrefix(path, alias+string(filepath.Separator)); found {
+				path = filepath.Join(real, rest)
 			}
-			v, ok = r.ov.files[path]
 		}
-		r.ov.mu.Unlock()
-		if ok {
-			return v
-		}
+		v, ok = d.files[path]
+	}
+	d.mu.Unlock()
+	if ok {
+		return v
 	}
 	_, err := os.Lstat(path)
 	return err == nil
 }
 
-func (r *run) rename(from, to string) error {
-	if !r.dry() {
-		return os.Rename(from, to)
-	}
-	r.ov.mu.Lock()
-	r.ov.aliases[to] = from
-	r.ov.files[to] = true
-	r.ov.files[from] = false
-	r.ov.mu.Unlock()
+func (d *dryDisk) rename(from, to string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.aliases[to] = from
+	d.files[to] = true
+	d.files[from] = false
 	return nil
 }
 
-// removeFile is os.Remove; tests replace it to model a case-insensitive
-// file system.
-var removeFile = os.Remove
+func (d *dryDisk) writeFile(path string, _ []byte) error { d.note(path, true); return nil }
 
-func (r *run) remove(path string) {
-	if r.dry() {
-		r.note(path, false)
-		return
-	}
-	_ = removeFile(path)
-}
+func (d *dryDisk) linkOrCopy(_, dst string) (bool, error) { d.note(dst, true); return false, nil }
 
-func (r *run) chtimes(path string, t time.Time) error {
-	if r.dry() {
-		return nil
-	}
-	return os.Chtimes(path, t, t)
-}
+func (d *dryDisk) remove(path string) { d.note(path, false) }
 
-func (r *run) linkOrCopy(src, dst string) (bool, error) {
-	if r.dry() {
-		r.note(dst, true)
-		return false, nil
-	}
-	return linkOrCopy(r.tmp, src, dst)
-}
+func (d *dryDisk) toTrash(from, _ string) (string, error) { d.note(from, false); return "", nil }
 
-// pretend is a dry run's download: the file is named and recorded as a
-// real run would, without a byte fetched. A live photo's parts are named
-// from its title (the real names come from its archive).
-func (r *run) pretend(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection, named []string) *state.File {
-	old := r.previous(sf, c, it)
-	names := named
-	if catalog.IsLivePhoto(it.Meta) {
-		names = r.entryNames(c, old, it.FileID, it.Meta.Title, []string{strings.ToLower(filepath.Ext(it.Meta.Title)), ".mov"})
-	} else if names == nil {
-		names = r.entryNames(c, old, it.FileID, it.Meta.Title, []string{""})
-	}
-	dir, _ := r.albumDir(c)
-	for _, n := range names {
-		r.note(filepath.Join(dir, n), true)
-	}
-	rec := record(it, sf)
-	rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending, rec.PendingAlso = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil, nil
-	rec.Status, rec.LocalHash = state.Saved, it.Meta.Hash
-	rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
-	size := plainSize(it.Size)
-	r.mu.Lock()
-	r.sum.New++
-	r.sum.Bytes += size
-	r.touched[it.FileID] = true
-	r.mu.Unlock()
-	r.emit(Event{Kind: FileSaved, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
-		Path: filepath.Join(c.Folder, names[0]), Bytes: size})
-	return rec
-}
+func (*dryDisk) mkdirAll(string, os.FileMode) error { return nil }
+func (*dryDisk) chtimes(string, time.Time) error    { return nil }
+func (*dryDisk) changed(...string)                  {}
+func (*dryDisk) removeDir(string) bool              { return false }
+func (*dryDisk) holds(string, string) bool          { return false } // a dry run reads no content
+func (*dryDisk) saveViews(folder.ViewOptions) error { return nil }
+func (*dryDisk) sync() error                        { return nil }

@@ -54,41 +54,62 @@ type Event struct {
 	Err          error
 }
 
-// Summary is what a run did.
+// Summary is what a run did. The groups are embedded: s.New is
+// s.Saved.New.
 type Summary struct {
-	// Started is set once the run is past its checks (folder, lock, state):
-	// a run refused before it starts has done nothing worth summarising.
-	Started   bool
-	Start     time.Time
-	New       int // files downloaded
-	Linked    int // album entries made from files already saved
-	Adopted   int // files recognised from an existing export
-	Updated   int // metadata edits applied without downloading
-	Unchanged int // files saved earlier and left as they were
-	Failed    int // files not saved (retried first next run)
-	Skipped   int // files the filters left out this run
-	// LeftOut counts the files the filters keep out of the backup, this
-	// run or earlier ones; AlbumsLeftOut, the albums this run's filters
-	// did not take.
-	LeftOut       int
-	AlbumsLeftOut int
-	// LocalRestored counts saved files found missing (or, with verify,
-	// changed) on disk and downloaded again; they are not in New.
-	LocalRestored   int
-	HashMismatches  int // saved, but not what their metadata claims
-	DeletedOnServer int // entries removed or trashed on the server (local copies kept)
-	AlbumsDeleted   int
-	AlbumsFailed    int
-	Pruned          int    // album copies moved to the trash
-	Restored        int    // album copies moved back from the trash
-	PruneRefused    string // why --prune moved nothing, if it did not run
-	Bytes           int64
-	Duration        time.Duration
+	// Started is set once the run is past its checks (folder, lock, state,
+	// account): a run refused before it starts has done nothing worth
+	// summarising, and records nothing but its refusal.
+	Started  bool
+	Start    time.Time
+	Duration time.Duration
+	Bytes    int64 // downloaded
+	Saved
+	Missed
+	Albums
+	Totals
+	PruneRefused string // why --prune moved nothing, if it did not run
 	// Failures are the files not saved, by id; Reasons counts them by class.
 	Failures []folder.Failure
 	Reasons  map[string]int
-	// TotalFiles and TotalBytes are what the backup holds after the run:
-	// files saved, and their plaintext bytes.
+}
+
+// Saved counts what came into the backup.
+type Saved struct {
+	New     int // files downloaded
+	Linked  int // album entries made from files already saved
+	Adopted int // files recognised from an existing export
+	Updated int // metadata edits applied without downloading
+	// Unchanged counts files saved earlier and left as they were.
+	Unchanged int
+	// LocalRestored counts saved files found missing (or, with verify,
+	// changed) on disk and downloaded again; they are not in New.
+	LocalRestored  int
+	Restored       int // album copies moved back from the trash
+	HashMismatches int // saved, but not what their metadata claims
+}
+
+// Missed counts what did not come into the backup, or left it.
+type Missed struct {
+	Failed  int // files not saved (retried first next run)
+	Skipped int // files the filters left out this run
+	// LeftOut counts the files the filters keep out of the backup, this
+	// run or earlier ones.
+	LeftOut         int
+	DeletedOnServer int // entries removed or trashed on the server (local copies kept)
+	Pruned          int // album copies moved to the trash
+}
+
+// Albums counts what happened to albums.
+type Albums struct {
+	AlbumsLeftOut int // albums this run's filters did not take
+	AlbumsDeleted int
+	AlbumsFailed  int
+}
+
+// Totals are what the backup holds after the run: files saved, and their
+// plaintext bytes.
+type Totals struct {
 	TotalFiles int
 	TotalBytes int64
 }

@@ -15,9 +15,10 @@ import (
 )
 
 // A nightly cron backs up one album (--albums B). A photo in albums A and
-// B is deleted by hand from B: the next filtered run restores B's copy
-// (B is in the run), rather than leaving the file marked failed, unseen
-// and never restored while the cron keeps its filter.
+// B is deleted by hand from B: the next filtered run restores B's copy (B
+// is in the run), counted as restored, not failed, rather than leaving the
+// file marked failed, unseen and never restored while the cron keeps its
+// filter. The night after has nothing left to do.
 func TestALocalLossInAnAlbumOfAFilteredRunIsRestored(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
@@ -26,11 +27,25 @@ func TestALocalLossInAnAlbumOfAFilteredRunIsRestored(t *testing.T) {
 	e.mustRun()
 	require.NoError(t, os.Remove(filepath.Join(e.dir, "B", "x.jpg")))
 	only := filter.Set{Albums: filter.Albums{Include: []string{"B"}}}
-	for night := 1; night <= 2; night++ {
-		sum := e.runWith(only)
-		t.Logf("night %d: restored %d, failed %d, saved-in-backup %d", night, sum.LocalRestored, sum.Failed, sum.TotalFiles)
+	before := e.downloads()
+
+	sum := e.runWith(only)
+	assert.Equal(t, 1, sum.LocalRestored)
+	assert.Zero(t, sum.Failed)
+	assert.Zero(t, sum.New)
+	assert.Empty(t, e.kinds(FileFailed))
+	assert.Zero(t, e.failedRecords())
+	if restored := e.kinds(LocalRestored); assert.Len(t, restored, 1) {
+		assert.Equal(t, filepath.Join("B", "x.jpg"), restored[0].Path)
 	}
 	e.same("B/x.jpg", f.Plaintext())
+	e.same("A/x.jpg", f.Plaintext())
+	assert.Equal(t, before+1, e.downloads(), "one download, by the filtered run")
+
+	sum = e.runWith(only)
+	assert.Zero(t, sum.LocalRestored)
+	assert.Zero(t, sum.Failed)
+	assert.Equal(t, before+1, e.downloads(), "nothing more to download")
 }
 
 // The look-up of a locally deleted file's entry cannot connect once, while

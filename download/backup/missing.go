@@ -16,13 +16,13 @@ import (
 // album gives them any more, nor stale copies (refreshed by linking). A
 // whole album folder gone counts each file. Albums the run's filters leave
 // out are not looked at.
-func (r *run) missingLocally() ([]int64, error) {
-	colls, err := r.st.Collections()
+func (l *losses) missingLocally() ([]int64, error) {
+	colls, err := l.st.Collections()
 	if err != nil {
 		return nil, err
 	}
 	var out []int64
-	err = r.st.Briefs(func(b state.Brief) error {
+	err = l.st.Briefs(func(b state.Brief) error {
 		if b.Status != state.Saved && b.Status != state.HashMismatch {
 			return nil
 		}
@@ -36,10 +36,10 @@ func (r *run) missingLocally() ([]int64, error) {
 			// An album the run's filters leave out is left for a run
 			// that takes it: this one would mark the file failed and
 			// never download it.
-			if !r.o.Filter.TakeAlbum(filter.Album{ID: c.ID, Name: c.Name, OwnerID: c.OwnerID, Visibility: c.Visibility}) {
+			if !l.o.Filter.TakeAlbum(filter.Album{ID: c.ID, Name: c.Name, OwnerID: c.OwnerID, Visibility: c.Visibility}) {
 				continue
 			}
-			if partGone(r.dir, c.Folder, p.Name, p.Parts) {
+			if partGone(l.dir, c.Folder, p.Name, p.Parts) {
 				out = append(out, b.ID)
 				return nil
 			}

@@ -39,7 +39,7 @@ func (e *UnreachableError) Error() string {
 	if e.InARow > 1 {
 		after = fmt.Sprintf(" after %d files or listings in a row could not connect", e.InARow)
 	}
-	return fmt.Sprintf("the server cannot be reached (%v): the run stopped%s; try again later, the next run carries on where it stopped", cause, after)
+	return fmt.Sprintf("the server cannot be reached (%v): the run stopped%s", cause, after)
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }

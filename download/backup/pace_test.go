@@ -3,7 +3,7 @@ package backup
 import (
 	"context"
 	"fmt"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,43 +11,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/pace"
 )
 
-// gate is a WAN round trip that holds requests until want of them are
-// held at once (then lets them all go), or until a short bound passes with
-// fewer: the server sees exactly as many requests at once as quak sends.
-type gate struct {
-	mu      sync.Mutex
-	want    int
-	held    int
-	release chan struct{}
-}
+// storeGets matches the store's downloads, for a Gate.
+func storeGets(key string) bool { return strings.HasPrefix(key, "GET /store/") }
 
-func newGate(want int) *gate { return &gate{want: want, release: make(chan struct{})} }
+// museumDownloads matches museum's download redirects, for a Gate.
+func museumDownloads(key string) bool { return strings.HasPrefix(key, "GET /files/download/") }
 
-func (g *gate) sleep(ctx context.Context, _ time.Duration) error {
-	g.mu.Lock()
-	g.held++
-	rel := g.release
-	if g.held >= g.want {
-		close(g.release)
-		g.release, g.held = make(chan struct{}), 0
+// inRounds lets n requests through g in rounds: each round waits until
+// width of them are held (all that are left, in the last) and lets exactly
+// those go, so that g.Most is the most quak sends at once. The first
+// rounds take widths in turn; the last width is kept from then on.
+func inRounds(g *enteapitest.Gate, n int, widths ...int) {
+	for left, i := n, 0; left > 0; i++ {
+		k := min(widths[min(i, len(widths)-1)], left)
+		g.Release(g.Await(k)...)
+		left -= k
 	}
-	g.mu.Unlock()
-	t := time.NewTimer(25 * time.Millisecond) // quak sent fewer: let them go
-	defer t.Stop()
-	select {
-	case <-rel:
-	case <-t.C:
-		g.mu.Lock()
-		if g.release == rel {
-			close(g.release)
-			g.release, g.held = make(chan struct{}), 0
-		}
-		g.mu.Unlock()
-	case <-ctx.Done():
-	}
-	return nil
 }
 
 // smallLibrary adds n files of 16 KiB in one album, listed in one page.
@@ -65,15 +47,17 @@ func smallLibrary(e *env, n int) map[string][]byte {
 
 func frozen() time.Time { return time.Unix(1_700_000_000, 0) }
 
-// Issue 20: on a link whose latency stays flat, quak sends more requests
-// at once than its old fixed 4, up to its cap and never above it.
+// Issue 20: on a link whose latency stays flat, quak grows the downloads
+// in flight from where it starts up to its cap, and never above it.
 func TestDownloadsInFlightGrowOnAFlatLink(t *testing.T) {
 	e := newEnvWith(t, enteapitest.Config{PageSize: 2500})
 	want := smallLibrary(e, 150)
-	g := newGate(12)
-	e.s.SetWAN(enteapitest.WAN{Latency: 30 * time.Millisecond, Sleep: g.sleep})
+	const most = pace.Start + pace.Start/2
+	// The first window's answers, all as fast as each other, grow the limit
+	// by half: every round after the first holds the cap's worth at once.
+	g := enteapitest.NewGate(t, e.s, storeGets, func(g *enteapitest.Gate) { inRounds(g, 150, pace.Start, most) })
 	o := e.options()
-	o.MaxConcurrency = 12
+	o.MaxConcurrency = most
 	o.PaceClock = frozen // every answer as fast as the first: flat
 	sum, err := Run(context.Background(), o)
 	require.NoError(t, err)
@@ -81,11 +65,7 @@ func TestDownloadsInFlightGrowOnAFlatLink(t *testing.T) {
 	for rel, data := range want {
 		e.same(rel, data)
 	}
-	most, _ := e.s.InFlight()
-	// Requests to museum and to the store take turns in flight, so the
-	// store alone sees close to the cap.
-	assert.GreaterOrEqual(t, most, 9, "grew well beyond the old fixed 4")
-	assert.LessOrEqual(t, most, 12, "never above its cap")
+	assert.Equal(t, most, g.Most(), "grew to its cap, never above it")
 	assert.Equal(t, 150, e.downloads(), "one request per file")
 }
 
@@ -93,36 +73,36 @@ func TestDownloadsInFlightGrowOnAFlatLink(t *testing.T) {
 func TestAFixedConcurrencyNeverMoves(t *testing.T) {
 	e := newEnvWith(t, enteapitest.Config{PageSize: 2500})
 	smallLibrary(e, 60)
-	g := newGate(8)
-	e.s.SetWAN(enteapitest.WAN{Latency: 30 * time.Millisecond, Sleep: g.sleep})
+	g := enteapitest.NewGate(t, e.s, storeGets, func(g *enteapitest.Gate) { inRounds(g, 60, 3) })
 	o := e.options()
 	o.Concurrency = 3
 	o.PaceClock = frozen
 	sum, err := Run(context.Background(), o)
 	require.NoError(t, err)
 	assert.Equal(t, 0, sum.Failed)
-	most, _ := e.s.InFlight()
-	assert.Equal(t, 3, most)
+	assert.Equal(t, 3, g.Most())
 }
 
 // Issue 20: museum's 429 carries no Retry-After. quak halves what it sends
 // and every file is saved: the rate limit slows the run down, it does not
 // fail files.
 func TestRateLimitSlowsDownInsteadOfFailing(t *testing.T) {
+	const limit = 5
 	for _, tc := range []struct {
-		name string
-		wan  enteapitest.WAN
+		name    string
+		wan     enteapitest.WAN
+		limited func(key string) bool
 	}{
-		{"museum 429", enteapitest.WAN{APILimit: 5}},
-		{"store 503 SlowDown", enteapitest.WAN{StoreLimit: 5}},
+		{"museum 429", enteapitest.WAN{APILimit: limit}, museumDownloads},
+		{"store 503 SlowDown", enteapitest.WAN{StoreLimit: limit}, storeGets},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnvWith(t, enteapitest.Config{PageSize: 2500})
 			want := smallLibrary(e, 150)
-			g := newGate(16)
-			w := tc.wan
-			w.Latency, w.Sleep = 30*time.Millisecond, g.sleep
-			e.s.SetWAN(w)
+			e.s.SetWAN(tc.wan)
+			// The first window's requests all in flight at once: all but
+			// the limit's are refused as they arrive.
+			enteapitest.NewGate(t, e.s, tc.limited, func(g *enteapitest.Gate) { inRounds(g, pace.Start, pace.Start) })
 			o := e.options()
 			o.MaxConcurrency = 24
 			o.PaceClock = frozen
@@ -133,7 +113,7 @@ func TestRateLimitSlowsDownInsteadOfFailing(t *testing.T) {
 				e.same(rel, data)
 			}
 			_, limited := e.s.InFlight()
-			assert.Positive(t, limited, "the server refused requests")
+			assert.GreaterOrEqual(t, limited, pace.Start-limit, "the server refused requests")
 			// Each refusal halves what is sent: far fewer than one per file.
 			assert.Less(t, limited, 75)
 		})
@@ -143,15 +123,21 @@ func TestRateLimitSlowsDownInsteadOfFailing(t *testing.T) {
 // Without the limiter's extra attempts, the same 429s fail files: what
 // the test above proves is the limiter's doing.
 func TestRateLimitFailsFilesAtAFixedConcurrency(t *testing.T) {
+	const width = 16
 	e := newEnvWith(t, enteapitest.Config{PageSize: 2500})
 	smallLibrary(e, 60)
-	g := newGate(16)
-	e.s.SetWAN(enteapitest.WAN{APILimit: 1, Latency: 30 * time.Millisecond, Sleep: g.sleep})
+	e.s.SetWAN(enteapitest.WAN{APILimit: 1})
 	o := e.options()
-	o.Concurrency = 16
+	o.Concurrency = width
+	// As many rounds as a file has attempts, each of sixteen requests in
+	// flight at once, of which museum answers the first to arrive: a file
+	// refused in every round has used all its attempts.
+	attempts := o.Policy.MaxAttempts
+	enteapitest.NewGate(t, e.s, museumDownloads, func(g *enteapitest.Gate) { inRounds(g, attempts*width, width) })
 	sum, err := Run(context.Background(), o)
 	require.NoError(t, err)
-	assert.Positive(t, sum.Failed)
+	// Of the first round's files, at most one more is answered each round.
+	assert.GreaterOrEqual(t, sum.Failed, width-attempts)
 }
 
 // Issue 20: the next page of a listing is asked for while the files of
@@ -166,23 +152,14 @@ func TestListingOverlapsDownloads(t *testing.T) {
 			first = f
 		}
 	}
-	release := make(chan struct{})
-	e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, first.ID), enteapitest.Hold(release))
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(context.Background(), e.options())
-		done <- err
-	}()
-	listed := false
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if e.s.Requests("GET /collections/v2/diff") >= 2 {
-			listed = true
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	close(release)
-	require.NoError(t, <-done)
-	assert.True(t, listed, "the second page was listed while the first page's download was held")
-	assert.Equal(t, 3, e.s.Requests("GET /collections/v2/diff"), "each page listed once")
+	const diff = "GET /collections/v2/diff"
+	store := fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, first.ID)
+	enteapitest.NewGate(t, e.s, func(key string) bool { return key == diff || key == store }, func(g *enteapitest.Gate) {
+		g.Serve(diff) // the first page
+		assert.ElementsMatch(t, []string{store, diff}, g.Await(2),
+			"the second page is asked for while the first page's first download is held")
+	})
+	_, err := Run(context.Background(), e.options())
+	require.NoError(t, err)
+	assert.Equal(t, 3, e.s.Requests(diff), "each page listed once")
 }

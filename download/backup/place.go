@@ -6,137 +6,221 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/livephoto"
-	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
 )
+
+// placer brings new content into the backup: each file downloaded and
+// verified in the temp area, then given its names in its album folder with
+// its sidecar, and its copies in other albums refreshed.
+type placer struct {
+	*job
+	fetcher *download.Fetcher
+	// save downloads and places one file (pretend in a dry run).
+	save    func(ctx context.Context, it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection, named []string) (*state.File, error)
+	resumes *resumer
+	mu      sync.Mutex
+	// expected holds the hashes of files being downloaded, to recognise
+	// one a killed run left at its final name; restoring, the saved files
+	// downloaded again because they were missing or changed on disk;
+	// adopt, per album, the names an `ente export` gave each file id.
+	expected  map[int64]string
+	restoring map[int64]bool
+	adopt     map[int64]map[int64][]string
+}
+
+// fetchAll downloads the jobs of one page, at most workers at once, and
+// adds each record; a download whose error stops the run cancels it.
+func (p *placer) fetchAll(ctx context.Context, cancel context.CancelCauseFunc, a *catalog.Album, c *state.Collection,
+	jobs []*catalog.Item, prev map[int64]*state.File, names map[int64][]string, add func(*state.File)) {
+	sem := make(chan struct{}, p.workers())
+	var wg sync.WaitGroup
+	for _, it := range jobs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func(it *catalog.Item) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			rec, err := p.save(ctx, it, prev[it.FileID], a, c, names[it.FileID])
+			if err != nil {
+				cancel(err)
+				return
+			}
+			add(stamp(rec, c.ID, it.Raw.UpdationTime))
+		}(it)
+	}
+	wg.Wait()
+}
+
+// workers is how many downloads of a page may be under way at once: the
+// limiter's cap, which it gates.
+func (p *placer) workers() int {
+	if p.fetcher == nil || p.fetcher.Pace == nil {
+		return max(p.o.Concurrency, 1)
+	}
+	return p.fetcher.Pace.Max()
+}
 
 // download fetches, verifies and places a file, then refreshes its copies
 // in other albums. Only errors that stop the run are returned; a failed file
 // comes back as a Failed record.
-func (r *run) download(ctx context.Context, it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection, named []string) (*state.File, error) {
-	rec := record(it, sf)
-	// failed records the file as failed, unless the error stops the run.
+func (p *placer) download(ctx context.Context, it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection, named []string) (*state.File, error) {
+	old := p.previous(sf, c, it)
 	failed := func(err error) (*state.File, error) {
-		if err := r.diskError(err); fatal(ctx, err) {
+		if err := p.diskError(err); fatal(ctx, err) {
 			return nil, err
 		}
-		return r.fail(sf, it.Raw, a, it.Meta.Title, err), nil
+		p.release(c, named, old) // a name this try took is free for the next
+		return p.fail(sf, it.Raw, a, it.Meta.Title, err), nil
 	}
-	if _, err := r.albumDir(c); err != nil {
+	if _, err := p.albumDir(c); err != nil {
 		return failed(err)
 	}
-	live := catalog.IsLivePhoto(it.Meta)
 	t := download.Target{FileID: it.FileID, Key: it.Key, Header: it.Header, Size: it.Size, Hash: it.Meta.Hash,
-		Resume: r.resumeFor(it.FileID)}
-	if live {
+		Resume: p.resumes.pointFor(it.FileID)}
+	if catalog.IsLivePhoto(it.Meta) {
 		t.Hash = "" // checked per part after unzipping
 	}
-	p, err := r.fetcher.Fetch(ctx, t, r.tmp)
-	if uerr := r.down.observe(ctx, err); uerr != nil {
+	got, err := p.fetcher.Fetch(ctx, t, p.tmp)
+	if uerr := p.down.observe(ctx, err); uerr != nil {
 		return nil, uerr
 	}
 	if err != nil {
 		return failed(err)
 	}
-	size := p.Size
-	old := r.previous(sf, c, it)
-	// The sidecar is written before the file takes its name: a file at a
-	// final name always has the sidecar that says it is this file's, so a
-	// run killed in between is recognised, not saved a second time as _1.
-	sidecarFirst := func(names []string, local string, mismatch bool) error {
+	rec := record(it, sf)
+	names, mismatch, err := p.place(got, it, rec, c, old, named)
+	if err != nil {
+		return failed(err)
+	}
+	rec.Entries[c.ID].Sidecars = p.dropOld(c, old, it.FileID, names)
+	if old != nil {
+		rec.Entries[c.ID].SidecarHashes = ownHashes(old.SidecarHashes, rec.Entries[c.ID].Sidecars)
+	}
+	p.relinkOthers(rec, c)
+	p.tellSaved(it, a, c, filepath.Join(c.Folder, names[0]), got.Size, mismatch)
+	return rec, nil
+}
+
+// tellSaved counts and tells a file downloaded and placed at path.
+func (p *placer) tellSaved(it *catalog.Item, a *catalog.Album, c *state.Collection, path string, size int64, mismatch bool) {
+	p.mu.Lock()
+	restored := p.restoring[it.FileID]
+	p.mu.Unlock()
+	p.tally.forgive(it.FileID)
+	p.tally.did(it.FileID, func(s *Summary) {
+		if restored {
+			s.LocalRestored++
+		} else {
+			s.New++
+		}
+		s.Bytes += size
+		if mismatch {
+			s.HashMismatches++
+		}
+	})
+	e := Event{Kind: FileSaved, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path, Bytes: size}
+	p.emit(e)
+	e.Bytes = 0
+	if mismatch {
+		e.Kind = HashMismatch
+		p.emit(e)
+	}
+	if restored {
+		e.Kind = LocalRestored
+		p.emit(e)
+	}
+}
+
+// place gives a downloaded file its final name(s) in the album folder and
+// records them in rec, writing the sidecar first: a file at a final name
+// always has the sidecar that says it is this file's, so a run killed in
+// between is recognised, not saved a second time as _1. A live photo is
+// unzipped into its two parts, each checked against its hash.
+func (p *placer) place(got *download.Partial, it *catalog.Item, rec *state.File, c *state.Collection, old *state.Entry,
+	named []string) (names []string, mismatch bool, err error) {
+	dir, err := p.albumDir(c)
+	if err != nil {
+		got.Discard()
+		return nil, false, err
+	}
+	before := func(names []string, local string, mismatch bool) error {
 		rec.Header, rec.Size, rec.Meta, rec.Error, rec.Pending, rec.PendingAlso = keys.EncodeB64(it.Header), it.Size, it.Meta, "", nil, nil
-		rec.LocalHash = local
-		rec.Status = state.Saved
+		rec.LocalHash, rec.Status = local, state.Saved
 		if mismatch {
 			rec.Status = state.HashMismatch
 		}
 		rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
-		return r.writeSidecar(rec, c, old)
+		return p.views.writeSidecar(rec, c, old)
 	}
-	names, _, mismatch, err := r.place(p, it, c, old, live, named, sidecarFirst)
-	if err != nil {
-		return failed(err)
+	if catalog.IsLivePhoto(it.Meta) {
+		return p.placeLive(got, it, c, old, dir, before)
 	}
-	rec.Entries[c.ID].Sidecars = r.dropOld(c, old, it.FileID, names)
-	if old != nil {
-		rec.Entries[c.ID].SidecarHashes = ownHashes(old.SidecarHashes, rec.Entries[c.ID].Sidecars)
+	if named == nil {
+		named = p.entryNames(c, old, it.FileID, it.Meta.Title, []string{""})
 	}
-	for cid, e := range rec.Entries {
-		if cid != c.ID && !e.Deleted {
-			if err := r.relink(rec, c, cid); err != nil {
-				r.relinkFailed(rec, cid, err)
-			}
-		}
+	names = []string{named[0]}
+	if err := before(names, keys.EncodeB64(got.Hash), got.HashMismatch); err != nil {
+		got.Discard()
+		return nil, false, err
 	}
-	r.mu.Lock()
-	restored := r.restoring[it.FileID]
-	if restored {
-		r.sum.LocalRestored++
-	} else {
-		r.sum.New++
+	if err := got.Commit(filepath.Join(dir, names[0]), p.o.FileMode, micros(it.Meta.CreationTime)); err != nil {
+		return nil, false, err
 	}
-	r.sum.Bytes += size
-	r.touched[it.FileID] = true
-	if mismatch {
-		r.sum.HashMismatches++
-	}
-	r.mu.Unlock()
-	path := filepath.Join(c.Folder, names[0])
-	r.emit(Event{Kind: FileSaved, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path, Bytes: size})
-	if mismatch {
-		r.emit(Event{Kind: HashMismatch, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path})
-	}
-	if restored {
-		r.emit(Event{Kind: LocalRestored, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID, Path: path})
-	}
-	return rec, nil
+	p.disk.changed(dir)
+	return names, got.HashMismatch, nil
 }
 
-// place gives a downloaded file its final name(s) in the album folder. A
-// live photo is unzipped into its two parts, each checked against its hash.
-// local is the hash of what was written, in Meta.Hash's form.
-func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, old *state.Entry, live bool, named []string,
-	before func(names []string, local string, mismatch bool) error) (names []string, local string, mismatch bool, err error) {
-	mtime := micros(it.Meta.CreationTime)
-	dir, err := r.albumDir(c)
+// placeLive unzips a live photo into its parts, names them from their
+// extensions, and gives them their names after before has written the
+// sidecar.
+func (p *placer) placeLive(got *download.Partial, it *catalog.Item, c *state.Collection, old *state.Entry, dir string,
+	before func(names []string, local string, mismatch bool) error) (names []string, mismatch bool, err error) {
+	res, err := livephoto.Unpack(got.Path(), p.tmp)
+	got.Discard()
 	if err != nil {
-		p.Discard()
-		return nil, "", false, err
+		return nil, false, err
 	}
-	if !live {
-		if named == nil {
-			named = r.entryNames(c, old, it.FileID, it.Meta.Title, []string{""})
+	for _, an := range res.Anomalies {
+		p.emit(Event{Kind: FileWarning, Album: c.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
+			Err: fmt.Errorf("live photo: %s", an)})
+	}
+	parts, exts, local, mismatch := liveParts(res, it.Meta.Hash)
+	names = p.entryNames(c, old, it.FileID, it.Meta.Title, exts)
+	if err := before(names, local, mismatch); err != nil {
+		res.Remove()
+		return nil, false, err
+	}
+	for i, part := range parts {
+		if err := part.Commit(filepath.Join(dir, names[i]), p.o.FileMode, micros(it.Meta.CreationTime)); err != nil {
+			res.Remove()
+			return nil, false, err
 		}
-		name := named[0]
-		if err := before([]string{name}, keys.EncodeB64(p.Hash), p.HashMismatch); err != nil {
-			p.Discard()
-			return nil, "", false, err
-		}
-		if err := p.Commit(filepath.Join(dir, name), r.o.FileMode, mtime); err != nil {
-			return nil, "", false, err
-		}
-		r.markDirty(dir)
-		return []string{name}, keys.EncodeB64(p.Hash), p.HashMismatch, nil
+		p.disk.changed(dir)
 	}
-	res, err := livephoto.Unpack(p.Path(), r.tmp)
-	p.Discard()
-	if err != nil {
-		return nil, "", false, err
-	}
-	for _, a := range res.Anomalies {
-		r.emit(Event{Kind: FileWarning, Album: c.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
-			Err: fmt.Errorf("live photo: %s", a)})
-	}
-	ih, vh, ok := catalog.SplitLiveHash(it.Meta.Hash)
-	var parts []*livephoto.Part
-	var exts, hashes []string
+	return names, mismatch, nil
+}
+
+// liveParts are a live photo's unpacked parts, their extensions, their
+// local hash in Meta.Hash's form (a lone part says which it is, so verify
+// checks it against its own hash), and whether one differs from want.
+func liveParts(res *livephoto.Result, want string) (parts []*livephoto.Part, exts []string, local string, mismatch bool) {
+	ih, vh, ok := catalog.SplitLiveHash(want)
+	var hashes []string
 	for _, pp := range []struct {
 		part *livephoto.Part
 		want string
@@ -149,78 +233,62 @@ func (r *run) place(p *download.Partial, it *catalog.Item, c *state.Collection, 
 		hashes = append(hashes, keys.EncodeB64(pp.part.Hash))
 		mismatch = mismatch || (ok && !livephoto.HashMatches(pp.want, pp.part.Hash))
 	}
-	names = r.entryNames(c, old, it.FileID, it.Meta.Title, exts)
 	local = hashes[0] + ":" + hashes[1%len(hashes)]
 	if len(parts) == 1 {
-		// Only one part: record which, so verify checks it against its own hash.
 		which := "image:"
 		if res.Image == nil {
 			which = "video:"
 		}
 		local = which + hashes[0]
 	}
-	if err := before(names, local, mismatch); err != nil {
-		res.Remove()
-		return nil, "", false, err
-	}
-	for i, part := range parts {
-		if err := part.Commit(filepath.Join(dir, names[i]), r.o.FileMode, mtime); err != nil {
-			res.Remove()
-			return nil, "", false, err
-		}
-		r.markDirty(dir)
-	}
-	return names, local, mismatch, nil
+	return parts, exts, local, mismatch
 }
 
 // previous is the entry a download replaces in c: the file's own, or the
 // names an adopted `ente export` sidecar gave it (a damaged copy is replaced
 // in place, not kept beside the good one).
-func (r *run) previous(sf *state.File, c *state.Collection, it *catalog.Item) *state.Entry {
+func (p *placer) previous(sf *state.File, c *state.Collection, it *catalog.Item) *state.Entry {
 	if sf != nil && sf.Entries[c.ID] != nil {
 		return sf.Entries[c.ID]
 	}
-	r.mu.Lock()
-	names := r.adopt[c.ID][it.FileID]
-	r.mu.Unlock()
+	p.mu.Lock()
+	names := p.adopt[c.ID][it.FileID]
+	p.mu.Unlock()
 	if len(names) == 0 {
 		return nil
 	}
 	return &state.Entry{Name: names[0], Parts: names, Meta: state.Meta{Title: it.Meta.Title}}
 }
 
-// entryNames names a file's parts in an album folder: the old names when the
-// title is unchanged, else fresh unique ones. exts are the parts' extensions
-// ("" for a single file named exactly by its title).
-func (r *run) entryNames(c *state.Collection, old *state.Entry, fileID int64, title string, exts []string) []string {
+// entryNames names a file's parts in an album folder: the old names when
+// the title is unchanged, else fresh unique ones. exts are the parts'
+// extensions ("" for a single file named exactly by its title).
+func (p *placer) entryNames(c *state.Collection, old *state.Entry, fileID int64, title string, exts []string) []string {
 	if old != nil && old.Meta.Title == title && len(old.Parts) == len(exts) && sameExts(old.Parts, exts) {
 		return old.Parts
 	}
-	fallback := "file"
 	stem := title
 	if len(exts) > 1 || exts[0] != "" {
 		stem = strings.TrimSuffix(title, filepath.Ext(title))
 	}
-	n := r.namer(c)
-	dir, _ := r.albumDir(c)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	names := make([]string, len(exts))
-	for i, ext := range exts {
-		want := layout.SanitizeFile(stem+ext, fallback+ext)
-		names[i] = n.UniqueFree(want, func(name string) bool {
-			sidecar := name
-			if i > 0 {
-				sidecar = names[0]
-			}
-			p := filepath.Join(dir, name)
-			if i == 0 && !metaOwnedBy(filepath.Join(dir, ".meta", name+".json"), fileID) {
-				return false // another file's `ente export` sidecar has this name
-			}
-			return !r.exists(p) || leftBy(dir, sidecar, name, fileID) || r.leftoverLocked(p, fileID)
-		})
-	}
-	return names
+	dir, _ := layout.Join(p.dir, c.Folder)
+	out := make([]string, len(exts))
+	p.names.inAlbum(c.ID, func(n *layout.Namer) {
+		for i, ext := range exts {
+			out[i] = n.UniqueFree(layout.SanitizeFile(stem+ext, "file"+ext), func(name string) bool {
+				sidecar := name
+				if i > 0 {
+					sidecar = out[0]
+				}
+				path := filepath.Join(dir, name)
+				if i == 0 && !metaOwnedBy(filepath.Join(dir, ".meta", name+".json"), fileID) {
+					return false // another file's `ente export` sidecar has this name
+				}
+				return !p.disk.exists(path) || leftBy(dir, sidecar, name, fileID) || p.leftover(path, fileID)
+			})
+		}
+	})
+	return out
 }
 
 // leftBy reports whether name in dir is this file's own, left at its final
@@ -261,11 +329,11 @@ func sameExts(parts, exts []string) bool {
 // them that the new names no longer use, and returns the recorded sidecars
 // left. A part whose name differs from a kept one only in case is the kept
 // file itself on a case-insensitive file system, and stays.
-func (r *run) dropOld(c *state.Collection, old *state.Entry, fileID int64, keep []string) []string {
+func (p *placer) dropOld(c *state.Collection, old *state.Entry, fileID int64, keep []string) []string {
 	if old == nil {
 		return nil
 	}
-	dir, err := r.albumDir(c)
+	dir, err := p.albumDir(c)
 	if err != nil {
 		return old.Sidecars
 	}
@@ -278,120 +346,60 @@ func (r *run) dropOld(c *state.Collection, old *state.Entry, fileID int64, keep 
 		return false
 	}
 	own := old.Sidecars
-	n := r.namer(c)
 	for _, part := range old.Parts {
 		if keptName(part) {
 			continue
 		}
-		r.remove(filepath.Join(dir, part))
-		own = r.dropPartSidecars(dir, part, own, old.SidecarHashes)
-		r.mu.Lock()
-		n.Release(part)
-		r.mu.Unlock()
+		p.disk.remove(filepath.Join(dir, part))
+		own = p.dropPartSidecars(dir, part, own, old.SidecarHashes)
+		p.names.inAlbum(c.ID, func(n *layout.Namer) { n.Release(part) })
 	}
 	if !keptName(old.Name) {
-		r.removeMeta(filepath.Join(dir, ".meta", old.Name+".json"), fileID)
+		p.removeMeta(filepath.Join(dir, ".meta", old.Name+".json"), fileID)
 	}
 	return own
 }
 
-// removeMeta removes an `ente export` sidecar that describes file id.
-func (r *run) removeMeta(path string, id int64) bool {
-	if !metaOwnedBy(path, id) {
-		return false
-	}
-	return r.removeIfExists(path)
-}
-
-// albumDir is the album's folder, created if needed and checked to be
-// inside the backup folder.
-func (r *run) albumDir(c *state.Collection) (string, error) {
-	dir, err := layout.Join(r.dir, c.Folder)
-	if err != nil || r.dry() {
-		return dir, err
-	}
-	return dir, r.mkdirAll(dir)
-}
-
-// mkdirAll makes dir and its missing parents, and marks the folder holding
-// each one it made for the next commit's fsync: a new folder's name lives
-// in its parent, up to the backup folder itself.
-func (r *run) mkdirAll(dir string) error { return r.mkdirAllMode(dir, 0o755) }
-
-// mkdirAllMode is mkdirAll for folders of another mode (the trash's 0700).
-func (r *run) mkdirAllMode(dir string, mode os.FileMode) error {
-	var made []string
-	for d := dir; strings.HasPrefix(d, r.dir+string(filepath.Separator)); d = filepath.Dir(d) {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			break
-		}
-		made = append(made, d)
-	}
-	if err := os.MkdirAll(dir, mode); err != nil {
-		return err
-	}
-	for _, d := range made {
-		r.markDirty(filepath.Dir(d))
-	}
-	return nil
-}
-
-// namer returns the names taken in c's folder, indexing the state on first use.
-func (r *run) namer(c *state.Collection) *layout.Namer {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.indexed {
-		r.indexed = true
-		r.indexErr = r.st.Files(func(f *state.File) error {
-			for cid, e := range f.Entries {
-				r.namerLocked(cid).Take(e.Name)
-				for _, p := range e.Parts {
-					r.namerLocked(cid).Take(p)
-				}
+// release frees the names a failed download had taken in c's folder, but
+// those of the copy it was to replace.
+func (p *placer) release(c *state.Collection, named []string, old *state.Entry) {
+	p.names.inAlbum(c.ID, func(n *layout.Namer) {
+		for _, name := range named {
+			if old == nil || !slices.Contains(old.Parts, name) {
+				n.Release(name)
 			}
-			return nil
-		})
-	}
-	return r.namerLocked(c.ID)
+		}
+	})
 }
 
-func (r *run) namerLocked(cid int64) *layout.Namer {
-	n := r.names[cid]
-	if n == nil {
-		n = layout.NewFileNamer()
-		for _, name := range reservedInAlbum {
-			n.Take(name)
-		}
-		r.names[cid] = n
+// expect notes the hash of a file about to be downloaded, so that a copy
+// a killed run left at its final name is recognised (leftover).
+func (p *placer) expect(it *catalog.Item) {
+	if it.Meta.Hash == "" {
+		return
 	}
-	return n
+	p.mu.Lock()
+	p.expected[it.FileID] = it.Meta.Hash
+	p.mu.Unlock()
 }
 
-// writeSidecar writes the sidecar of rec's entry in c, removing the one of
-// a replaced entry under another name.
-func (r *run) writeSidecar(rec *state.File, c *state.Collection, old *state.Entry) error {
-	e := rec.Entries[c.ID]
-	p, err := layout.Join(r.dir, c.Folder, ".meta", e.Name+".json")
-	if err != nil {
-		return err
+// forget drops the expected hashes of files now recorded.
+func (p *placer) forget(files []*state.File) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, f := range files {
+		delete(p.expected, f.ID)
 	}
-	owned := metaOwnedBy(p, rec.ID)
-	switch {
-	case r.o.Views.style() != sidecars.Ente:
-		if owned {
-			r.removeIfExists(p) // another style: no JSON in .meta (an adopted export's goes)
-		}
-	case !owned:
-		return fmt.Errorf("%s is another file's `ente export` sidecar; quak does not replace it", filepath.Join(c.Folder, ".meta", e.Name+".json"))
-	default:
-		sc := newSidecar(rec, c.ID, c.Name, e.Parts)
-		sc.Title = e.Meta.Title
-		if err := r.writeJSON(p, sc); err != nil {
-			return err
-		}
-	}
-	if old != nil && !strings.EqualFold(old.Name, e.Name) {
-		r.removeMeta(filepath.Join(filepath.Dir(p), old.Name+".json"), rec.ID)
-	}
-	return nil
+}
+
+// leftover reports whether the file at path holds exactly the bytes of
+// file fileID, which this run is downloading: what a run killed between a
+// rename and its commit leaves behind, unrecorded. An `ente export`
+// sidecar names such a file; with other sidecar styles nothing else does,
+// and without this it would be saved a second time as name_1.
+func (p *placer) leftover(path string, fileID int64) bool {
+	p.mu.Lock()
+	want := p.expected[fileID]
+	p.mu.Unlock()
+	return want != "" && p.disk.holds(path, want)
 }

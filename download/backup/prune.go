@@ -4,15 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
-	"time"
-	"unicode/utf8"
 
-	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
@@ -40,6 +35,21 @@ type pruneItem struct {
 
 func (it pruneItem) path() string { return filepath.Join(it.folder, it.names[0]) }
 
+// pruner moves what the server deleted into the trash, once this run's
+// listing proves it deleted.
+type pruner struct {
+	*job
+	seen  *listing
+	trash string // DIR/.quak/trash
+}
+
+// hadErrors reports whether any file or album failed in this run.
+func (pr *pruner) hadErrors() bool {
+	var n int
+	pr.tally.count(func(s *Summary) { n = s.Failed + s.AlbumsFailed })
+	return n > 0
+}
+
 // prune moves what the server deleted into the trash: album copies of
 // files removed from an album or trashed, and the files quak saved in
 // deleted albums, each matched by file id, never by path (a user's own
@@ -49,48 +59,48 @@ func (it pruneItem) path() string { return filepath.Join(it.folder, it.names[0])
 // deleted: its album listed as deleted now, its deletion in this run's
 // listing, or, for a mark an earlier run left, the server confirming now
 // that the entry is gone. A refusal lists what would have moved.
-func (r *run) prune(ctx context.Context) error {
-	colls, err := r.st.Collections()
+func (pr *pruner) prune(ctx context.Context) error {
+	colls, err := pr.st.Collections()
 	if err != nil {
 		return err
 	}
-	items, albums, err := r.pruneCandidates(colls)
+	items, albums, err := pr.pruneCandidates(colls)
 	if err != nil {
 		return err
 	}
 	why := ""
 	switch {
-	case r.sum.AlbumsFailed > 0 || r.sum.Failed > 0:
+	case pr.hadErrors():
 		why = "this run had errors; quak prunes only after a complete, error-free listing"
-	case r.vanished > 0:
+	case pr.seen.vanished > 0:
 		why = "an album vanished while it was being listed; quak prunes only after a complete, error-free listing"
-	case !r.o.Filter.Albums.Empty() || r.o.Filter.NoShared || r.o.Filter.NoHidden || r.o.Filter.NoArchived:
+	case !pr.o.Filter.Albums.Empty() || pr.o.Filter.NoShared || pr.o.Filter.NoHidden || pr.o.Filter.NoArchived:
 		why = "album filters narrowed the listing; quak prunes only after listing every album"
-	case len(items) > r.o.MaxDelete:
+	case len(items) > pr.o.MaxDelete:
 		why = fmt.Sprintf("%d album entries were deleted on the server, more than --max-delete %d; nothing was moved (raise --max-delete to prune them)",
-			len(items), r.o.MaxDelete)
+			len(items), pr.o.MaxDelete)
 	}
 	if why != "" {
 		for _, it := range items {
-			r.emit(Event{Kind: WouldPrune, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
+			pr.emit(Event{Kind: WouldPrune, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
 		}
-		return r.refusePrune(why)
+		return pr.refusePrune(why)
 	}
-	day := r.o.Now().UTC().Format("2006-01-02")
-	trash := filepath.Join(r.f.Trash(), day)
+	day := pr.o.Now().UTC().Format("2006-01-02")
+	trash := filepath.Join(pr.trash, day)
 	for _, it := range items {
-		ok, err := r.proven(ctx, it, colls[it.cid])
+		ok, err := pr.proven(ctx, it, colls[it.cid])
 		if err != nil {
 			return err
 		}
 		if ok {
-			if err := r.pruneEntry(trash, it); err != nil {
+			if err := pr.pruneEntry(trash, it); err != nil {
 				return err
 			}
 		}
 	}
 	for _, c := range albums {
-		if err := r.pruneAlbum(trash, c); err != nil {
+		if err := pr.pruneAlbum(trash, c); err != nil {
 			return err
 		}
 	}
@@ -100,9 +110,9 @@ func (r *run) prune(ctx context.Context) error {
 // pruneCandidates lists every album copy marked deleted (in a live album,
 // or in a deleted album not pruned yet), in file id order, and the deleted
 // albums this run proves deleted.
-func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, []*state.Collection, error) {
+func (pr *pruner) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, []*state.Collection, error) {
 	var items []pruneItem
-	err := r.st.Files(func(f *state.File) error { // in file id order
+	err := pr.st.Files(func(f *state.File) error { // in file id order
 		cids := make([]int64, 0, len(f.Entries))
 		for cid := range f.Entries {
 			cids = append(cids, cid)
@@ -120,11 +130,11 @@ func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, [
 	})
 	for i := range items {
 		it := &items[i]
-		it.xmp, it.takeout = r.ownSidecars(colls[it.cid], it.file.Entries[it.cid])
+		it.xmp, it.takeout = pr.ownSidecars(colls[it.cid], it.file.Entries[it.cid])
 	}
 	var albums []*state.Collection
 	for _, c := range colls {
-		if c.Deleted && !c.Pruned && r.tombstone(c.ID) {
+		if c.Deleted && !c.Pruned && pr.seen.tombstones[c.ID] {
 			albums = append(albums, c)
 		}
 	}
@@ -138,8 +148,8 @@ func (r *run) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, [
 // trash with them. A name a saved file of the album has is that file's,
 // never a sidecar; a file quak did not record, or one another tool
 // rewrote since, is the user's.
-func (r *run) ownSidecars(c *state.Collection, e *state.Entry) (xmp, takeout []string) {
-	dir, err := layout.Join(r.dir, c.Folder)
+func (pr *pruner) ownSidecars(c *state.Collection, e *state.Entry) (xmp, takeout []string) {
+	dir, err := layout.Join(pr.dir, c.Folder)
 	if err != nil {
 		return nil, nil
 	}
@@ -149,36 +159,36 @@ func (r *run) ownSidecars(c *state.Collection, e *state.Entry) (xmp, takeout []s
 		}
 		out := make([]string, len(e.Parts))
 		for i, p := range e.Parts {
-			if n := name(p); slices.Contains(e.Sidecars, n) && !r.nameTaken(c, n) && !r.usersNow(e, filepath.Join(dir, n), n, nil) {
+			if n := name(p); slices.Contains(e.Sidecars, n) && !pr.names.taken(c.ID, n) && !usersNow(e, filepath.Join(dir, n), n, nil) {
 				out[i] = n
 			}
 		}
 		return out
 	}
-	return names(r.o.Views.XMP, sidecars.XMPName), names(r.o.Views.style() == sidecars.Takeout, sidecars.TakeoutName)
+	return names(pr.o.Views.XMP, sidecars.XMPName), names(pr.o.Views.style() == sidecars.Takeout, sidecars.TakeoutName)
 }
 
 // proven reports whether this run proves an album copy deleted; a copy it
 // cannot prove stays where it is, with a PruneKept event saying why, and a
 // mark the server contradicts (the entry is live) is cleared.
-func (r *run) proven(ctx context.Context, it pruneItem, c *state.Collection) (bool, error) {
+func (pr *pruner) proven(ctx context.Context, it pruneItem, c *state.Collection) (bool, error) {
 	kept := func(why string) (bool, error) {
-		r.emit(Event{Kind: PruneKept, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path(), Err: errors.New(why)})
+		pr.emit(Event{Kind: PruneKept, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path(), Err: errors.New(why)})
 		return false, nil
 	}
 	switch {
-	case c.Deleted && r.tombstone(c.ID):
+	case c.Deleted && pr.seen.tombstones[c.ID]:
 		return true, nil
 	case c.Deleted:
 		return kept("its album is not listed as deleted by this run (it is missing from the listing, or its listing failed)")
-	case r.goneNow[entryKey{it.file.ID, it.cid}]:
+	case pr.seen.goneNow[entryKey{it.file.ID, it.cid}]:
 		return true, nil
 	}
-	err := retry.Do(ctx, r.fetcher.Policy, func(ctx context.Context) error {
-		_, err := r.o.Client.CollectionFile(ctx, it.cid, it.file.ID)
+	err := retry.Do(ctx, pr.policy, func(ctx context.Context) error {
+		_, err := pr.o.Library.CollectionFile(ctx, it.cid, it.file.ID)
 		return err
 	})
-	if uerr := r.down.observe(ctx, err); uerr != nil {
+	if uerr := pr.down.observe(ctx, err); uerr != nil {
 		return false, uerr // every further confirmation would fail the same way
 	}
 	var ae *errs.ApiError
@@ -194,7 +204,7 @@ func (r *run) proven(ctx context.Context, it pruneItem, c *state.Collection) (bo
 		e := *rec.Entries[it.cid]
 		e.Deleted = false
 		rec.Entries[it.cid] = &e
-		if err := r.commit([]*state.File{&rec}, nil); err != nil {
+		if err := pr.commit([]*state.File{&rec}, nil); err != nil {
 			return false, err
 		}
 		*it.file = rec
@@ -208,15 +218,15 @@ func (r *run) proven(ctx context.Context, it pruneItem, c *state.Collection) (bo
 // pruneEntry moves an album copy's parts and sidecars into the trash,
 // remembers where they went, and drops the entry (the commit takes the file
 // out of the date view when no album copy is left).
-func (r *run) pruneEntry(trash string, it pruneItem) error {
+func (pr *pruner) pruneEntry(trash string, it pruneItem) error {
 	tc := state.TrashCopy{CollectionID: it.cid}
 	for i, name := range it.names {
 		if i == len(it.names)-1 {
-			if p, err := layout.Join(r.dir, it.folder, name); err != nil || !metaOwnedBy(p, it.file.ID) {
+			if p, err := layout.Join(pr.dir, it.folder, name); err != nil || !metaOwnedBy(p, it.file.ID) {
 				continue // another file's `ente export` sidecar
 			}
 		}
-		rel, err := r.toTrash(trash, it.folder, name)
+		rel, err := pr.toTrash(trash, it.folder, name)
 		if err != nil {
 			return err
 		}
@@ -229,10 +239,10 @@ func (r *run) pruneEntry(trash string, it pruneItem) error {
 		}
 	}
 	var err error
-	if tc.XMP, err = r.sidecarsToTrash(trash, it.folder, it.xmp); err != nil {
+	if tc.XMP, err = pr.sidecarsToTrash(trash, it.folder, it.xmp); err != nil {
 		return err
 	}
-	if tc.Takeout, err = r.sidecarsToTrash(trash, it.folder, it.takeout); err != nil {
+	if tc.Takeout, err = pr.sidecarsToTrash(trash, it.folder, it.takeout); err != nil {
 		return err
 	}
 	rec := *it.file
@@ -245,26 +255,26 @@ func (r *run) pruneEntry(trash string, it pruneItem) error {
 	if len(tc.Parts) == len(it.names)-1 {
 		rec.Trash = append(append([]state.TrashCopy{}, rec.Trash...), tc)
 	}
-	if err := r.commit([]*state.File{&rec}, nil); err != nil {
+	if err := pr.commit([]*state.File{&rec}, nil); err != nil {
 		return err
 	}
 	*it.file = rec // later items of the same file build on this one
-	r.sum.Pruned++
-	r.emit(Event{Kind: FilePruned, FileID: rec.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
+	pr.tally.count(func(s *Summary) { s.Pruned++ })
+	pr.emit(Event{Kind: FilePruned, FileID: rec.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
 	return nil
 }
 
 // sidecarsToTrash moves the sidecars named (one per part, "" for none) from
 // folder into the trash and returns where each went ("" for one not
 // there), or nil when none moved.
-func (r *run) sidecarsToTrash(trash, folder string, names []string) ([]string, error) {
+func (pr *pruner) sidecarsToTrash(trash, folder string, names []string) ([]string, error) {
 	out := make([]string, len(names))
 	moved := false
 	for i, name := range names {
 		if name == "" {
 			continue
 		}
-		rel, err := r.toTrash(trash, folder, name)
+		rel, err := pr.toTrash(trash, folder, name)
 		if err != nil {
 			return nil, err
 		}
@@ -279,44 +289,38 @@ func (r *run) sidecarsToTrash(trash, folder string, names []string) ([]string, e
 // pruneAlbum ends the pruning of a deleted album, once its files are in
 // the trash: its album_meta.json follows them, and its folder goes only if
 // nothing of the user's is left in it.
-func (r *run) pruneAlbum(trash string, c *state.Collection) error {
+func (pr *pruner) pruneAlbum(trash string, c *state.Collection) error {
 	left := false
-	err := r.st.Files(func(f *state.File) error {
+	err := pr.st.Files(func(f *state.File) error {
 		left = left || f.Entries[c.ID] != nil
 		return nil
 	})
 	if err != nil || left {
 		return err // a copy not proven deleted: the album stays as it is
 	}
-	if _, err := r.toTrash(trash, c.Folder, filepath.Join(".meta", "album_meta.json")); err != nil {
+	if _, err := pr.toTrash(trash, c.Folder, filepath.Join(".meta", "album_meta.json")); err != nil {
 		return err
 	}
-	if r.o.Views.style() == sidecars.Takeout && !r.nameTaken(c, sidecars.TakeoutAlbumFile) {
-		if _, err := r.toTrash(trash, c.Folder, sidecars.TakeoutAlbumFile); err != nil {
+	if p, err := layout.Join(pr.dir, c.Folder, sidecars.TakeoutAlbumFile); err == nil && quaksAlbumFile(c, p) && !pr.names.taken(c.ID, sidecars.TakeoutAlbumFile) {
+		if _, err := pr.toTrash(trash, c.Folder, sidecars.TakeoutAlbumFile); err != nil {
 			return err
 		}
 	}
-	if dir, err := layout.Join(r.dir, c.Folder); err == nil && !r.dry() {
-		r.mu.Lock()
-		for _, d := range []string{filepath.Join(dir, ".meta"), dir} {
-			if os.Remove(d) == nil { // only when empty
-				delete(r.dirty, d)
-				r.dirty[filepath.Dir(d)] = true
-			}
-		}
-		r.mu.Unlock()
+	if dir, err := layout.Join(pr.dir, c.Folder); err == nil {
+		pr.disk.removeDir(filepath.Join(dir, ".meta")) // only when empty
+		pr.disk.removeDir(dir)
 	}
 	c.Pruned = true
-	if err := r.commit(nil, c); err != nil {
+	if err := pr.commit(nil, c); err != nil {
 		return err
 	}
-	r.emit(Event{Kind: AlbumPruned, Album: c.Name, CollectionID: c.ID, Path: c.Folder})
+	pr.emit(Event{Kind: AlbumPruned, Album: c.Name, CollectionID: c.ID, Path: c.Folder})
 	return nil
 }
 
-func (r *run) refusePrune(why string) error {
-	r.sum.PruneRefused = why
-	r.emit(Event{Kind: PruneRefused, Err: errors.New(why)})
+func (pr *pruner) refusePrune(why string) error {
+	pr.tally.count(func(s *Summary) { s.PruneRefused = why })
+	pr.emit(Event{Kind: PruneRefused, Err: errors.New(why)})
 	return nil
 }
 
@@ -324,149 +328,23 @@ func (r *run) refusePrune(why string) error {
 // never overwriting: a name already in today's trash gets " (2)", " (3)"…
 // It returns where the file went, relative to DIR ("" when there was
 // nothing to move, or in a dry run).
-func (r *run) toTrash(trash, folder, name string) (string, error) {
-	from, err := layout.Join(r.dir, folder, name)
+func (pr *pruner) toTrash(trash, folder, name string) (string, error) {
+	from, err := layout.Join(pr.dir, folder, name)
 	if err != nil {
 		return "", err
 	}
-	if !r.exists(from) {
-		return "", nil
-	}
-	if r.dry() {
-		r.note(from, false)
+	if !pr.disk.exists(from) {
 		return "", nil
 	}
 	to, err := layout.Join(trash, folder, name)
 	if err != nil {
 		return "", err
 	}
-	if err := r.mkdirAllMode(filepath.Dir(to), 0o700); err != nil {
+	if to, err = pr.disk.toTrash(from, to); err != nil || to == "" {
+		if err != nil {
+			err = fmt.Errorf("moving %s to the trash: %w", filepath.Join(folder, name), err)
+		}
 		return "", err
 	}
-	to, err = moveNoReplace(from, to)
-	if err != nil {
-		return "", fmt.Errorf("moving %s to the trash: %w", filepath.Join(folder, name), err)
-	}
-	r.mu.Lock()
-	r.dirty[filepath.Dir(from)] = true
-	r.dirty[filepath.Dir(to)] = true
-	r.mu.Unlock()
-	return filepath.Rel(r.dir, to)
-}
-
-// moveNoReplace moves from to to, or to "to (2)", "to (3)"… when that
-// name is taken: a hard link, which fails rather than replace, then the
-// old name removed; where the file system has no hard links, a rename to
-// a name checked free.
-func moveNoReplace(from, to string) (string, error) {
-	for n := 1; ; n++ {
-		cand := numbered(to, n)
-		err := hardLink(from, cand)
-		switch {
-		case err == nil:
-			return cand, os.Remove(from)
-		case errors.Is(err, os.ErrExist):
-			continue
-		}
-		if _, err := os.Lstat(cand); err == nil {
-			continue
-		}
-		return cand, os.Rename(from, cand)
-	}
-}
-
-// numbered is path with " (n)" before its extension (n > 1), its name cut
-// (at a whole UTF-8 character) so that it still fits layout.MaxName.
-func numbered(path string, n int) string {
-	if n <= 1 {
-		return path
-	}
-	dir, name := filepath.Split(path)
-	ext := filepath.Ext(name)
-	if len(ext) > 16 {
-		ext = ""
-	}
-	stem := strings.TrimSuffix(name, ext)
-	suffix := fmt.Sprintf(" (%d)", n)
-	cut := layout.MaxName - len(suffix) - len(ext)
-	if len(stem) > cut {
-		for cut > 0 && !utf8.RuneStart(stem[cut]) {
-			cut--
-		}
-		stem = stem[:cut]
-	}
-	return dir + stem + suffix + ext
-}
-
-// TrashDay is one day of DIR's trash: its name (YYYY-MM-DD), and the files
-// in it (paths relative to the day's folder) with their total size.
-type TrashDay struct {
-	Name  string
-	Files []string
-	Bytes int64
-}
-
-// EmptyTrash deletes the days of DIR's trash from before cutoff and
-// returns them. It takes DIR's lock. With dry, it deletes nothing, takes
-// no lock, and returns what it would delete.
-func EmptyTrash(dir string, cutoff time.Time, dry bool) ([]TrashDay, error) {
-	f := folder.At(dir)
-	if _, err := os.Stat(f.StateDir()); err != nil {
-		return nil, &DirError{Dir: dir, Reason: "holds no quak backup", Err: err}
-	}
-	if err := f.CheckLinks(); err != nil {
-		return nil, err
-	}
-	if !dry {
-		unlock, err := f.Lock()
-		if err != nil {
-			return nil, err
-		}
-		defer unlock()
-	}
-	root := f.Trash()
-	days, err := os.ReadDir(root)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []TrashDay
-	for _, d := range days {
-		day, err := time.Parse("2006-01-02", d.Name())
-		// A day goes once all of it is older than cutoff.
-		if err != nil || !d.IsDir() || day.AddDate(0, 0, 1).After(cutoff) {
-			continue
-		}
-		td, err := trashDay(root, d.Name())
-		if err != nil {
-			return out, err
-		}
-		if !dry {
-			if err := os.RemoveAll(filepath.Join(root, d.Name())); err != nil {
-				return out, err
-			}
-		}
-		out = append(out, td)
-	}
-	return out, nil
-}
-
-// trashDay lists the files of a day of the trash.
-func trashDay(root, name string) (TrashDay, error) {
-	td := TrashDay{Name: name}
-	base := filepath.Join(root, name)
-	err := filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(base, p)
-		if fi, err := d.Info(); err == nil {
-			td.Bytes += fi.Size()
-		}
-		td.Files = append(td.Files, rel)
-		return nil
-	})
-	return td, err
+	return filepath.Rel(pr.dir, to)
 }

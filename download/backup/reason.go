@@ -15,7 +15,8 @@ import (
 )
 
 // Failure reasons: a stable class for each failed file, for monitoring
-// (the JSON events and last-run.json carry them; README.md lists them).
+// (the JSON events and last-run.json carry them; docs/scripting.md lists
+// them).
 const (
 	ReasonAuth        = "auth"        // the server rejected the session or the access
 	ReasonServer      = "server"      // the server or object store answered with an error

@@ -17,21 +17,21 @@ import (
 // parts are moved back from the trash when they are still there and still
 // hash to what was saved, so nothing is downloaded. It returns nil when
 // there is no such copy (the caller downloads the file).
-func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection) *state.File {
+func (u *updater) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection) *state.File {
 	want := catalog.PartHashes(sf)
 	for i, tc := range sf.Trash {
-		if len(want) == 0 || len(tc.Parts) != len(want) || !r.intact(tc.Parts, want) {
+		if len(want) == 0 || len(tc.Parts) != len(want) || !u.intact(tc.Parts, want) {
 			continue
 		}
-		dir, err := r.albumDir(c)
+		dir, err := u.albumDir(c)
 		if err != nil {
 			return nil
 		}
-		names := r.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(tc.Parts))
+		names := u.placer.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(tc.Parts))
 		for j, p := range tc.Parts {
-			if err := r.rename(filepath.Join(r.dir, p), filepath.Join(dir, names[j])); err != nil {
+			if err := u.disk.rename(filepath.Join(u.dir, p), filepath.Join(dir, names[j])); err != nil {
 				for k := range j { // put back what moved: the file is downloaded instead
-					_ = r.rename(filepath.Join(dir, names[k]), filepath.Join(r.dir, tc.Parts[k]))
+					_ = u.disk.rename(filepath.Join(dir, names[k]), filepath.Join(u.dir, tc.Parts[k]))
 				}
 				return nil
 			}
@@ -39,19 +39,16 @@ func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *s
 		rec := record(it, sf)
 		rec.Trash = append(append([]state.TrashCopy{}, sf.Trash[:i]...), sf.Trash[i+1:]...)
 		rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta}
-		if err := r.writeSidecar(rec, c, nil); err != nil {
+		if err := u.views.writeSidecar(rec, c, nil); err != nil {
 			return nil
 		}
 		if tc.Sidecar != "" {
-			r.remove(filepath.Join(r.dir, tc.Sidecar))
+			u.disk.remove(filepath.Join(u.dir, tc.Sidecar))
 		}
-		rec.Entries[c.ID].Sidecars, rec.Entries[c.ID].SidecarHashes = r.sidecarsFromTrash(c, dir, names, tc)
-		r.mu.Lock()
-		r.dirty[dir] = true
-		r.sum.Restored++
-		r.touched[it.FileID] = true
-		r.mu.Unlock()
-		r.emit(Event{Kind: FileRestored, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
+		rec.Entries[c.ID].Sidecars, rec.Entries[c.ID].SidecarHashes = u.sidecarsFromTrash(c, dir, names, tc)
+		u.disk.changed(dir)
+		u.tally.did(it.FileID, func(s *Summary) { s.Restored++ })
+		u.emit(Event{Kind: FileRestored, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
 			Path: filepath.Join(c.Folder, names[0])})
 		return rec
 	}
@@ -66,7 +63,7 @@ func (r *run) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *s
 // It returns the names of those moved back (quak's own again, as they were
 // when they went: their bytes are what quak wrote) with their hashes; a
 // name a file already has in the folder is not taken.
-func (r *run) sidecarsFromTrash(c *state.Collection, dir string, names []string, tc state.TrashCopy) ([]string, map[string]string) {
+func (u *updater) sidecarsFromTrash(c *state.Collection, dir string, names []string, tc state.TrashCopy) ([]string, map[string]string) {
 	var own []string
 	var hashes map[string]string
 	for _, s := range []struct {
@@ -74,20 +71,20 @@ func (r *run) sidecarsFromTrash(c *state.Collection, dir string, names []string,
 		trash []string
 		name  func(string) string
 	}{
-		{r.o.Views.XMP, tc.XMP, sidecars.XMPName},
-		{r.o.Views.style() == sidecars.Takeout, tc.Takeout, sidecars.TakeoutName},
+		{u.o.Views.XMP, tc.XMP, sidecars.XMPName},
+		{u.o.Views.style() == sidecars.Takeout, tc.Takeout, sidecars.TakeoutName},
 	} {
 		for j, p := range s.trash {
 			if p == "" {
 				continue
 			}
-			from, err := layout.Join(r.dir, p)
+			from, err := layout.Join(u.dir, p)
 			if err != nil {
 				continue
 			}
-			if j < len(names) && s.on && !r.nameTaken(c, s.name(names[j])) && !r.exists(filepath.Join(dir, s.name(names[j]))) {
+			if j < len(names) && s.on && !u.names.taken(c.ID, s.name(names[j])) && !u.disk.exists(filepath.Join(dir, s.name(names[j]))) {
 				to := filepath.Join(dir, s.name(names[j]))
-				if r.rename(from, to) == nil {
+				if u.disk.rename(from, to) == nil {
 					own = append(own, s.name(names[j]))
 					if b, err := os.ReadFile(to); err == nil {
 						if hashes == nil {
@@ -98,7 +95,7 @@ func (r *run) sidecarsFromTrash(c *state.Collection, dir string, names []string,
 					continue
 				}
 			}
-			r.remove(from)
+			u.disk.remove(from)
 		}
 	}
 	return own, hashes
@@ -106,9 +103,9 @@ func (r *run) sidecarsFromTrash(c *state.Collection, dir string, names []string,
 
 // intact reports whether every part (relative to DIR, inside its trash) is
 // a regular file with the hash it was saved with.
-func (r *run) intact(parts, want []string) bool {
+func (u *updater) intact(parts, want []string) bool {
 	for i, p := range parts {
-		abs, err := layout.Join(r.dir, p)
+		abs, err := layout.Join(u.dir, p)
 		if err != nil {
 			return false
 		}

@@ -3,44 +3,66 @@ package backup
 import (
 	"encoding/json"
 	"os"
+	"sync"
 
 	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/state"
 )
 
 // DefaultResumeAbove is the size above which a download can be taken up
 // by a later run, and how often its resume point is recorded.
 const DefaultResumeAbove = 64 << 20
 
-// loadResumes reads where earlier runs left large downloads.
-func (r *run) loadResumes() error {
-	raw, err := r.st.Resumes()
+// resumer keeps where large downloads stand, so that a later run takes
+// them up after a crash or a dead link.
+type resumer struct {
+	st     *state.Store
+	tmp    string
+	mu     sync.Mutex
+	points map[int64]*download.ResumePoint
+}
+
+// loadResumer reads where earlier runs left large downloads.
+func loadResumer(st *state.Store, tmp string) (*resumer, error) {
+	raw, err := st.Resumes()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r.resumes = map[int64]*download.ResumePoint{}
+	r := &resumer{st: st, tmp: tmp, points: map[int64]*download.ResumePoint{}}
 	for id, b := range raw {
 		rp := &download.ResumePoint{}
 		if json.Unmarshal(b, rp) == nil {
-			r.resumes[id] = rp
+			r.points[id] = rp
 		}
 	}
-	return nil
+	return r, nil
 }
 
-// resumeFor is the resume point of a file about to be downloaded, if any.
-func (r *run) resumeFor(fileID int64) *download.ResumePoint {
+// temps are the temp files of the downloads a later run takes up.
+func (r *resumer) temps() map[string]bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.resumes[fileID]
+	keep := map[string]bool{}
+	for _, rp := range r.points {
+		keep[rp.Temp] = true
+	}
+	return keep
 }
 
-// saveResume records (or, with nil, forgets) a download's resume point.
-func (r *run) saveResume(fileID int64, rp *download.ResumePoint) {
+// pointFor is the resume point of a file about to be downloaded, if any.
+func (r *resumer) pointFor(fileID int64) *download.ResumePoint {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.points[fileID]
+}
+
+// save records (or, with nil, forgets) a download's resume point.
+func (r *resumer) save(fileID int64, rp *download.ResumePoint) {
 	r.mu.Lock()
 	if rp == nil {
-		delete(r.resumes, fileID)
+		delete(r.points, fileID)
 	} else {
-		r.resumes[fileID] = rp
+		r.points[fileID] = rp
 	}
 	r.mu.Unlock()
 	var v any
@@ -50,13 +72,14 @@ func (r *run) saveResume(fileID int64, rp *download.ResumePoint) {
 	_ = r.st.PutResume(fileID, v) // a lost point costs a restart, not a file
 }
 
-// dropStaleResumes removes, after a complete run, the partial downloads of
-// files this run no longer needed (saved another way, deleted, filtered).
-func (r *run) dropStaleResumes() {
+// dropStale removes, after a complete run, the partial downloads of files
+// the run no longer needed (saved another way, deleted, filtered): those
+// of the files it did not touch.
+func (r *resumer) dropStale(touched func(int64) bool) {
 	r.mu.Lock()
 	var stale []int64
-	for id, rp := range r.resumes {
-		if !r.touched[id] {
+	for id, rp := range r.points {
+		if !touched(id) {
 			stale = append(stale, id)
 			if download.InTempDir(r.tmp, rp.Temp) { // a path elsewhere is never quak's to remove
 				_ = os.Remove(rp.Temp)
@@ -65,6 +88,6 @@ func (r *run) dropStaleResumes() {
 	}
 	r.mu.Unlock()
 	for _, id := range stale {
-		r.saveResume(id, nil)
+		r.save(id, nil)
 	}
 }

@@ -288,8 +288,9 @@ func soakRound(t *testing.T, seed uint64, big bool, st *soakStats) {
 	// Files of more than 1 MiB come as ranges of one chunk, as many in
 	// flight as by default, four files at once: the faults meet parallel
 	// ranges and buffers passed from file to file too.
-	o := Options{Dir: dir, Client: s.Client(hc).WithToken(u.Token()), Policy: p, Concurrency: 4, Streams: download.DefaultStreams, StreamAbove: 1 << 20,
-		Keys: catalog.Keys{UserID: u.ID, MasterKey: u.MasterKey, PublicKey: u.PublicKey, SecretKey: u.SecretKey}}
+	o := Options{Dir: dir, Transfer: Transfer{Policy: p, Concurrency: 4, Streams: download.DefaultStreams, StreamAbove: 1 << 20},
+		Source: Source{Client: s.Client(hc).WithToken(u.Token()),
+			Keys: catalog.Keys{UserID: u.ID, MasterKey: u.MasterKey, PublicKey: u.PublicKey, SecretKey: u.SecretKey}}}
 	okIDs := map[int64]bool{}
 	for _, sf := range files {
 		okIDs[sf.f.ID] = true

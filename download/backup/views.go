@@ -2,18 +2,13 @@ package backup
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/quak-photos/quak/download/catalog"
@@ -24,8 +19,8 @@ import (
 )
 
 // Views are the files quak keeps beside the originals for other photo
-// tools, chosen per backup folder and remembered there (OptionsFile). The
-// originals' bytes are never touched.
+// tools, chosen per backup folder and remembered there. The originals'
+// bytes are never touched.
 type Views struct {
 	// Sidecars is the JSON kept for each file ("" is sidecars.Ente).
 	Sidecars sidecars.Style
@@ -49,14 +44,36 @@ func (v Views) style() sidecars.Style {
 	return v.Sidecars
 }
 
-// remembered is what this run's views look like in OptionsFile.
-func (r *run) remembered() folder.ViewOptions {
-	v := r.o.Views
-	m := folder.ViewOptions{Sidecars: v.style(), XMP: v.XMP, DateView: v.DateView, Applied: true}
-	if v.XMP || v.DateView != "" {
-		m.Zone, m.ZoneRules = v.ZoneName, zoneRules(r.zone())
+func (v Views) zone() *time.Location {
+	if v.Zone == nil {
+		return time.Local
+	}
+	return v.Zone
+}
+
+// viewer keeps each saved file's views (its sidecars, XMP and Takeout
+// files, and its place in the date view) in step with its record, at every
+// commit, and converts the whole backup when the options change.
+type viewer struct {
+	*job
+	f     *folder.Folder
+	dates *dateView
+	// full is set while convert goes over every file; enteConvert, when
+	// the `ente export` sidecars are rewritten then too; changes counts
+	// the files whose views changed.
+	full        bool
+	enteConvert bool
+	changes     int
+}
+
+// remembered is what this run's views look like in the folder's options.
+func (v *viewer) remembered() folder.ViewOptions {
+	vs := v.o.Views
+	m := folder.ViewOptions{Sidecars: vs.style(), XMP: vs.XMP, DateView: vs.DateView, Applied: true}
+	if vs.XMP || vs.DateView != "" {
+		m.Zone, m.ZoneRules = vs.ZoneName, zoneRules(vs.zone())
 		if m.Zone == "" {
-			m.Zone = r.zone().String()
+			m.Zone = vs.zone().String()
 		}
 	}
 	return m
@@ -75,24 +92,20 @@ func zoneRules(loc *time.Location) string {
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 
-func (r *run) zone() *time.Location {
-	if r.o.Views.Zone == nil {
-		return time.Local
+// prepare applies a change of views to the whole backup before anything
+// is listed, downloading nothing: sidecars of the new style are written
+// and those of the old removed, XMP files written or removed, and the date
+// view made, moved or taken down. --metadata-only does it every time, to
+// restore what was lost or edited locally.
+func (v *viewer) prepare() error {
+	if err := v.dates.check(); err != nil {
+		return err
 	}
-	return r.o.Views.Zone
-}
-
-// prepareViews applies a change of views to the whole backup before
-// anything is listed, downloading nothing: sidecars of the new style are
-// written and those of the old removed, XMP files written or removed, and
-// the date view made, moved or taken down. --metadata-only does it every
-// time, to restore what was lost or edited locally.
-func (r *run) prepareViews() error {
-	prev, err := r.f.ReadViewOptions()
+	prev, err := v.f.ReadViewOptions()
 	if err != nil {
 		return err
 	}
-	want := r.remembered()
+	want := v.remembered()
 	was := folder.ViewOptions{Sidecars: sidecars.Ente, Applied: true}
 	if prev != nil {
 		was = *prev
@@ -100,184 +113,171 @@ func (r *run) prepareViews() error {
 	renamed := was
 	renamed.Zone = want.Zone
 	switch {
-	case r.o.MetadataOnly:
+	case v.o.MetadataOnly:
 	case was == want:
 		return nil
 	case renamed == want: // the same zone's rules under another name: nothing moves
-		if r.dry() {
-			return nil
-		}
-		return r.f.WriteViewOptions(want)
+		return v.disk.saveViews(want)
 	}
-	if r.o.Views.DateView != "" {
-		if err := r.keepDateViewFree(was.DateView != ""); err != nil {
+	if v.o.Views.DateView != "" {
+		if err := v.dates.keepFree(was.DateView != ""); err != nil {
 			return err
 		}
 	}
 	// The `ente export` sidecars are rewritten only when the style changes
 	// (--metadata-only restores them file by file, and counts them).
-	r.enteConvert = was.Sidecars != want.Sidecars || !was.Applied
-	if !r.dry() {
-		pending := want
-		pending.Applied = false
-		if err := r.f.WriteViewOptions(pending); err != nil {
-			return fmt.Errorf("remembering the views: %w", err)
-		}
+	v.enteConvert = was.Sidecars != want.Sidecars || !was.Applied
+	pending := want
+	pending.Applied = false
+	if err := v.disk.saveViews(pending); err != nil {
+		return fmt.Errorf("remembering the views: %w", err)
 	}
-	n, err := r.convertViews()
+	n, err := v.convert()
 	if err != nil {
 		return err
 	}
 	if n > 0 {
-		r.emit(Event{Kind: ViewsChanged, Files: n})
+		v.emit(Event{Kind: ViewsChanged, Files: n})
 	}
-	if r.dry() {
-		return nil
-	}
-	if err := r.f.WriteViewOptions(want); err != nil {
+	if err := v.disk.saveViews(want); err != nil {
 		return fmt.Errorf("remembering the views: %w", err)
 	}
 	return nil
 }
 
-// convertViews brings every saved file's views in line with this run's
-// options and returns how many files it changed.
-func (r *run) convertViews() (int, error) {
-	colls, err := r.st.Collections()
+// convert brings every saved file's views in line with this run's options
+// and returns how many files it changed.
+func (v *viewer) convert() (int, error) {
+	colls, err := v.st.Collections()
 	if err != nil {
 		return 0, err
 	}
-	r.colls = colls
-	r.viewsFull = true
-	defer func() { r.viewsFull = false }()
-	r.viewChanges = 0
+	v.colls = colls
+	v.full = true
+	defer func() { v.full = false }()
+	v.changes = 0
+	if err := v.convertFiles(); err != nil {
+		return 0, err
+	}
+	for _, id := range sortedIDs(colls) {
+		if err := v.commit(nil, colls[id]); err != nil { // the commit writes the album's own file
+			return 0, err
+		}
+	}
+	if v.o.Views.DateView == "" {
+		v.dates.removeTree()
+	}
+	return v.changes, nil
+}
+
+// convertFiles commits every saved file again, 500 at a time: each commit
+// applies the views.
+func (v *viewer) convertFiles() error {
 	var ids []int64
-	err = r.st.Files(func(f *state.File) error {
+	err := v.st.Files(func(f *state.File) error {
 		if saved(f) || f.View != nil {
 			ids = append(ids, f.ID)
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		batch := make([]*state.File, 0, n)
 		for _, id := range ids[:n] {
-			f, err := r.st.File(id)
+			f, err := v.st.File(id)
 			if err != nil {
-				return 0, err
+				return err
 			}
 			batch = append(batch, f)
 		}
 		ids = ids[n:]
-		if err := r.commit(batch, nil); err != nil {
-			return 0, err
+		if err := v.commit(batch, nil); err != nil {
+			return err
 		}
-	}
-	cids := make([]int64, 0, len(colls))
-	for id := range colls {
-		cids = append(cids, id)
-	}
-	sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
-	for _, id := range cids {
-		if err := r.albumViews(colls[id]); err != nil {
-			return 0, err
-		}
-	}
-	if r.o.Views.DateView == "" && !r.dry() {
-		r.removeEmptyTree(filepath.Join(r.dir, DateViewDir))
-	}
-	return r.viewChanges, nil
-}
-
-func saved(f *state.File) bool { return f.Status == state.Saved || f.Status == state.HashMismatch }
-
-// applyViews brings the views of files about to be committed in line with
-// their records (and the album's own file, when c is set). A file whose
-// views cannot be written is reported and the run goes on; only a full or
-// read-only disk stops it.
-func (r *run) applyViews(files []*state.File, c *state.Collection) error {
-	for _, f := range files {
-		r.mu.Lock()
-		delete(r.expected, f.ID)
-		r.mu.Unlock()
-		changed, err := r.fileViews(f)
-		if err != nil {
-			if err := r.diskError(err); isDirError(err) {
-				return err
-			}
-			r.emit(Event{Kind: FileWarning, FileID: f.ID, Title: f.Meta.Title, Err: fmt.Errorf("metadata files: %w", err)})
-		}
-		if changed {
-			r.viewChanges++
-		}
-	}
-	if c != nil {
-		return r.albumViews(c)
 	}
 	return nil
 }
 
-func isDirError(err error) bool {
-	var de *DirError
-	return errors.As(err, &de)
+// sortedIDs are the keys of m, in order.
+func sortedIDs[V any](m map[int64]V) []int64 {
+	ids := make([]int64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// apply brings the views of files about to be committed in line with
+// their records (and the album's own file, when c is set). A file whose
+// views cannot be written is reported and the run goes on; only a full or
+// read-only disk stops it.
+func (v *viewer) apply(files []*state.File, c *state.Collection) error {
+	for _, f := range files {
+		changed, err := v.fileViews(f)
+		if err != nil {
+			if err := v.diskError(err); isDirError(err) {
+				return err
+			}
+			v.emit(Event{Kind: FileWarning, FileID: f.ID, Title: f.Meta.Title, Err: fmt.Errorf("metadata files: %w", err)})
+		}
+		if changed {
+			v.changes++
+		}
+	}
+	if c != nil {
+		return v.albumViews(c)
+	}
+	return nil
 }
 
 // fileViews writes f's XMP and Takeout sidecars beside each saved part
 // and places it in the date view. In a full pass it also removes the
 // sidecars this run's options do not want, and writes or removes the
 // `ente export` sidecars in .meta.
-func (r *run) fileViews(f *state.File) (changed bool, err error) {
-	if saved(f) && (r.o.Views.XMP || r.o.Views.style() == sidecars.Takeout || r.viewsFull) {
-		cids := make([]int64, 0, len(f.Entries))
-		for cid := range f.Entries {
-			cids = append(cids, cid)
-		}
-		sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
-		for _, cid := range cids {
-			c, e := r.colls[cid], f.Entries[cid]
+func (v *viewer) fileViews(f *state.File) (changed bool, err error) {
+	if saved(f) && (v.o.Views.XMP || v.o.Views.style() == sidecars.Takeout || v.full) {
+		for _, cid := range sortedIDs(f.Entries) {
+			c, e := v.colls[cid], f.Entries[cid]
 			if c == nil || c.Pruned {
 				continue
 			}
-			ch, err := r.entryViews(f, c, e)
+			ch, err := v.entryViews(f, c, e)
 			changed = changed || ch
 			if err != nil {
 				return changed, err
 			}
 		}
 	}
-	ch, err := r.placeInDateView(f)
+	ch, err := v.dates.place(f)
 	return changed || ch, err
 }
 
 // entryViews writes the sidecars of f's copy in album c.
-func (r *run) entryViews(f *state.File, c *state.Collection, e *state.Entry) (changed bool, err error) {
-	dir, err := layout.Join(r.dir, c.Folder)
+func (v *viewer) entryViews(f *state.File, c *state.Collection, e *state.Entry) (changed bool, err error) {
+	dir, err := layout.Join(v.dir, c.Folder)
 	if err != nil {
 		return false, err
 	}
-	if r.viewsFull && r.enteConvert {
-		if changed, err = r.enteSidecar(f, c, e); err != nil {
+	if v.full && v.enteConvert {
+		if changed, err = v.enteSidecar(f, c, e); err != nil {
 			return changed, err
 		}
 	}
-	style := r.o.Views.style()
+	style := v.o.Views.style()
 	for i, part := range e.Parts {
-		if !r.exists(filepath.Join(dir, part)) {
+		if !v.disk.exists(filepath.Join(dir, part)) {
 			continue
 		}
-		in := r.info(f, e, i)
-		for _, s := range []struct {
-			on   bool
-			name string
-			body func() []byte
-		}{
-			{r.o.Views.XMP, sidecars.XMPName(part), func() []byte { return sidecars.XMPPacket(in) }},
-			{style == sidecars.Takeout, sidecars.TakeoutName(part), func() []byte { return sidecars.TakeoutJSON(in) }},
+		in := v.info(f, e, i)
+		for _, s := range []partFile{
+			{part, sidecars.XMPName(part), v.o.Views.XMP, func() []byte { return sidecars.XMPPacket(in) }},
+			{part, sidecars.TakeoutName(part), style == sidecars.Takeout, func() []byte { return sidecars.TakeoutJSON(in) }},
 		} {
-			ch, err := r.partSidecar(f, c, e, dir, part, s.name, s.on, s.body)
+			ch, err := v.partSidecar(f, c, e, dir, s)
 			changed = changed || ch
 			if err != nil {
 				return changed, err
@@ -287,176 +287,68 @@ func (r *run) entryViews(f *state.File, c *state.Collection, e *state.Entry) (ch
 	return changed, nil
 }
 
-// partSidecar writes (on) or, in a full pass, removes the sidecar name of
-// part in album c, and records it in e.Sidecars as quak's. It never
-// touches a saved file of that name, a file quak did not record (unless it
-// holds exactly what quak would write there), nor a name that two parts'
-// sidecars would share.
-func (r *run) partSidecar(f *state.File, c *state.Collection, e *state.Entry, dir, part, name string, on bool, body func() []byte) (bool, error) {
-	warn := func(why string) {
-		if on {
-			r.emit(Event{Kind: FileWarning, Album: c.Name, Title: f.Meta.Title, FileID: f.ID, CollectionID: c.ID,
-				Err: fmt.Errorf("no sidecar %s: %s", name, why)})
-		}
+// albumViews writes the album's Takeout metadata.json when the style is
+// takeout (keeping the date of an earlier one), and removes it in a full
+// pass otherwise. The file is quak's only by its record: one the user
+// wrote or rewrote is left alone, with a warning.
+func (v *viewer) albumViews(c *state.Collection) error {
+	if c.Pruned || v.names.taken(c.ID, sidecars.TakeoutAlbumFile) {
+		return nil
 	}
-	own := slices.Contains(e.Sidecars, name)
-	p := filepath.Join(dir, name)
-	if own && r.usersNow(e, p, name, body) {
-		r.emit(Event{Kind: FileWarning, Album: c.Name, Title: f.Meta.Title, FileID: f.ID, CollectionID: c.ID,
-			Err: fmt.Errorf("sidecar %s no longer holds what quak wrote there: left as yours, and no longer kept in step", name)})
-		disown(e, name)
-		return false, nil
+	p, err := layout.Join(v.dir, c.Folder, sidecars.TakeoutAlbumFile)
+	if err != nil {
+		return err
 	}
-	switch {
-	case r.nameTaken(c, name):
-		warn("another file of the album has that name")
-		disown(e, name)
-		return false, nil
-	case r.sharedSidecar(c, part, name):
-		warn("another file's sidecar would have the same name")
-		if own {
-			disown(e, name)
-			return r.removeIfExists(p), nil
+	if v.o.Views.style() != sidecars.Takeout {
+		if v.full && quaksAlbumFile(c, p) && removeIfExists(v.disk, p) {
+			c.TakeoutHash = ""
 		}
-		return false, nil
-	case on:
-		b := body()
-		if !own && r.exists(p) && !sameContent(p, b) {
-			warn("a file quak did not write has that name")
-			return false, nil
-		}
-		ch, err := r.writeIfDiffers(p, b)
-		if err == nil {
-			e.Sidecars = withName(e.Sidecars, name)
-			if e.SidecarHashes == nil {
-				e.SidecarHashes = map[string]string{}
-			}
-			e.SidecarHashes[name] = sidecarHash(b)
-		}
-		return ch, err
-	case r.viewsFull && own:
-		disown(e, name)
-		return r.removeIfExists(p), nil
+		return nil
 	}
-	return false, nil
+	date := v.o.Now()
+	if t, ok := albumFileDate(p); ok && quaksAlbumFile(c, p) {
+		date = t
+	}
+	b := sidecars.AlbumJSON(c.Name, date)
+	if v.disk.exists(p) && !sameContent(p, b) && !quaksAlbumFile(c, p) {
+		v.emit(Event{Kind: FileWarning, Album: c.Name, CollectionID: c.ID, Title: sidecars.TakeoutAlbumFile,
+			Path: filepath.Join(c.Folder, sidecars.TakeoutAlbumFile),
+			Err:  fmt.Errorf("%s is not what quak wrote there: left as yours, and not kept in step", sidecars.TakeoutAlbumFile)})
+		return nil
+	}
+	if _, err := v.writeIfDiffers(p, b); err != nil {
+		return err
+	}
+	c.TakeoutHash = sidecarHash(b)
+	return nil
 }
 
-// sidecarHash is what Entry.SidecarHashes keeps of bytes quak wrote.
-func sidecarHash(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
-
-// usersNow reports whether the sidecar name recorded in e, at path p, was
-// rewritten by another tool: it is there and no longer holds the bytes
-// quak last wrote, or, for a name recorded without their hash (older
-// quaks), what quak would write now (body; nil: such a name counts as
-// quak's, as it did then).
-func (r *run) usersNow(e *state.Entry, p, name string, body func() []byte) bool {
-	want, ok := e.SidecarHashes[name]
-	if !ok && body == nil {
-		return false
-	}
+// quaksAlbumFile reports whether the album file at p is quak's: it holds
+// the bytes quak last wrote there, or, for an album recorded without their
+// hash (older quaks), what quak would write there now.
+func quaksAlbumFile(c *state.Collection, p string) bool {
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return false
 	}
-	if ok {
-		return sidecarHash(b) != want
+	if c.TakeoutHash != "" {
+		return sidecarHash(b) == c.TakeoutHash
 	}
-	return !bytes.Equal(b, body())
+	t, ok := albumFileDate(p)
+	return ok && bytes.Equal(b, sidecars.AlbumJSON(c.Name, t))
 }
 
-// disown takes name out of e's sidecars: quak no longer touches it.
-func disown(e *state.Entry, name string) {
-	e.Sidecars = withoutName(e.Sidecars, name)
-	delete(e.SidecarHashes, name)
-	if len(e.SidecarHashes) == 0 {
-		e.SidecarHashes = nil
-	}
-}
-
-// ownHashes are the hashes of h whose names are in own.
-func ownHashes(h map[string]string, own []string) map[string]string {
-	var out map[string]string
-	for _, n := range own {
-		if v, ok := h[n]; ok {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[n] = v
-		}
-	}
-	return out
-}
-
-// sharedSidecar reports whether name, the sidecar of part in c, would also
-// be the sidecar of another saved file of c: Takeout cuts its suffix on
-// long names, so NAME.EXT.s.json is both "NAME.EXT"'s (cut) and
-// "NAME.EXT.s"'s (uncut).
-func (r *run) sharedSidecar(c *state.Collection, part, name string) bool {
-	base, ok := strings.CutSuffix(name, ".json")
-	if !ok {
-		return false
-	}
-	for cand := base; ; {
-		if cand != part && sidecars.TakeoutName(cand) == name && r.nameTaken(c, cand) {
-			return true
-		}
-		i := strings.LastIndex(cand, ".")
-		if i <= 0 || len(base)-i > len(".supplemental-metadata") {
-			return false
-		}
-		cand = cand[:i]
-	}
-}
-
-// enteSidecar writes the `ente export` sidecar of f's copy in c when the
-// style is ente and it is missing or differs, and removes it otherwise.
-func (r *run) enteSidecar(f *state.File, c *state.Collection, e *state.Entry) (bool, error) {
-	p, err := layout.Join(r.dir, c.Folder, ".meta", e.Name+".json")
+// albumFileDate is the date a Takeout album file at p gives.
+func albumFileDate(p string) (time.Time, bool) {
+	b, err := os.ReadFile(p)
 	if err != nil {
-		return false, err
+		return time.Time{}, false
 	}
-	if r.o.Views.style() != sidecars.Ente {
-		return r.removeIfExists(p), nil
+	var old sidecars.TakeoutAlbum
+	if json.Unmarshal(b, &old) != nil {
+		return time.Time{}, false
 	}
-	sc := newSidecar(f, c.ID, c.Name, e.Parts)
-	sc.Title = e.Meta.Title
-	if sameJSON(p, sc) {
-		return false, nil
-	}
-	return true, r.writeJSON(p, sc)
-}
-
-// albumViews writes the album's Takeout metadata.json when the style is
-// takeout (keeping the date of an earlier one), and removes it in a full
-// pass otherwise.
-func (r *run) albumViews(c *state.Collection) error {
-	if c.Pruned || r.nameTaken(c, sidecars.TakeoutAlbumFile) {
-		return nil
-	}
-	p, err := layout.Join(r.dir, c.Folder, sidecars.TakeoutAlbumFile)
-	if err != nil {
-		return err
-	}
-	if r.o.Views.style() != sidecars.Takeout {
-		if r.viewsFull {
-			r.removeIfExists(p)
-		}
-		return nil
-	}
-	date := r.o.Now()
-	if b, err := os.ReadFile(p); err == nil {
-		var old sidecars.TakeoutAlbum
-		if json.Unmarshal(b, &old) == nil {
-			if t, ok := parseSeconds(old.Date.Timestamp); ok {
-				date = t
-			}
-		}
-	}
-	_, err = r.writeIfDiffers(p, sidecars.AlbumJSON(c.Name, date))
-	return err
+	return parseSeconds(old.Date.Timestamp)
 }
 
 func parseSeconds(s string) (time.Time, bool) {
@@ -470,12 +362,12 @@ func parseSeconds(s string) (time.Time, bool) {
 // info is what f's sidecars say for part i of its copy e: the file's
 // current metadata, the albums it is in (not Favorites or Uncategorized,
 // which are not albums one names; a favourite is rated instead).
-func (r *run) info(f *state.File, e *state.Entry, i int) sidecars.Info {
+func (v *viewer) info(f *state.File, e *state.Entry, i int) sidecars.Info {
 	m := f.Meta
 	in := sidecars.Info{Title: sidecars.PartTitle(m.Title, e.Parts[i], len(e.Parts)), Caption: m.Caption,
-		Taken: r.taken(m), Modified: micros(m.ModificationTime), Lat: m.Latitude, Lon: m.Longitude}
+		Taken: taken(m, v.o.Views.zone()), Modified: micros(m.ModificationTime), Lat: m.Latitude, Lon: m.Longitude}
 	for cid, oe := range f.Entries {
-		c := r.colls[cid]
+		c := v.colls[cid]
 		if c == nil || c.Deleted || oe.Deleted {
 			continue
 		}
@@ -492,74 +384,23 @@ func (r *run) info(f *state.File, e *state.Entry, i int) sidecars.Info {
 }
 
 // taken is when the photo was taken, at the offset Ente recorded for the
-// place, else in the run's zone.
-func (r *run) taken(m state.Meta) time.Time {
+// place, else in zone.
+func taken(m state.Meta, zone *time.Location) time.Time {
 	t := micros(m.CreationTime)
 	if off, ok := catalog.ParseOffset(m.Offset); ok {
 		return t.In(time.FixedZone("", off))
 	}
-	return t.In(r.zone())
-}
-
-// nameTaken reports whether name is a saved file's in c's folder: a
-// sidecar never replaces one.
-func (r *run) nameTaken(c *state.Collection, name string) bool {
-	n := r.namer(c)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return n.Taken(name)
-}
-
-// sameContent reports whether the file at path holds exactly b.
-func sameContent(path string, b []byte) bool {
-	old, err := os.ReadFile(path)
-	return err == nil && bytes.Equal(old, b)
-}
-
-// writeIfDiffers writes b to path unless it holds exactly b already.
-func (r *run) writeIfDiffers(path string, b []byte) (bool, error) {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
-		return false, nil
-	}
-	return true, r.writeFile(path, b)
-}
-
-// removeIfExists removes a file of quak's making, if it is there.
-func (r *run) removeIfExists(path string) bool {
-	if !r.exists(path) {
-		return false
-	}
-	r.remove(path)
-	r.mu.Lock()
-	r.dirty[filepath.Dir(path)] = true
-	r.mu.Unlock()
-	return true
-}
-
-// dropPartSidecars removes the XMP and Takeout sidecars that own records
-// as quak's of a part that is gone from dir (renamed or replaced), and
-// returns own without them.
-func (r *run) dropPartSidecars(dir, part string, own []string, hashes map[string]string) []string {
-	for _, name := range []string{sidecars.XMPName(part), sidecars.TakeoutName(part)} {
-		if slices.Contains(own, name) {
-			p := filepath.Join(dir, name)
-			if !r.usersNow(&state.Entry{SidecarHashes: hashes}, p, name, nil) {
-				r.removeIfExists(p)
-			}
-			own = withoutName(own, name)
-		}
-	}
-	return own
+	return t.In(zone)
 }
 
 // albumFiles are the saved files with a copy in c, whose XMP keywords name
 // the album: renaming, deleting or restoring it rewrites them.
-func (r *run) albumFiles(c *state.Collection) []*state.File {
-	if !r.o.Views.XMP {
+func (v *viewer) albumFiles(c *state.Collection) []*state.File {
+	if !v.o.Views.XMP {
 		return nil
 	}
 	var out []*state.File
-	_ = r.st.Files(func(f *state.File) error {
+	_ = v.st.Files(func(f *state.File) error {
 		if f.Entries[c.ID] != nil && saved(f) {
 			out = append(out, f)
 		}

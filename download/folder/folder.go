@@ -38,7 +38,20 @@ type DirError struct {
 	Dir    string
 	Reason string
 	Err    error
+	Kind   DirKind // what cmd's hint is about, when it has one
 }
+
+// DirKind says what is wrong with a backup folder, so that cmd can say
+// what to do about it.
+type DirKind int
+
+// Kinds of DirError with advice of their own.
+const (
+	DirOther   DirKind = iota
+	DirMissing         // DIR does not exist
+	DirNoSpace         // what is new does not fit
+	DirLink            // a folder of quak's is a symbolic link
+)
 
 func (e *DirError) Error() string {
 	if e.Err != nil {
@@ -124,7 +137,15 @@ func (f *Folder) Lock() (unlock func(), err error) {
 }
 
 // OpenState opens the state database for a run that holds the lock.
-func (f *Folder) OpenState() (*state.Store, error) { return state.Open(f.path(stateFile)) }
+// Errors: ErrLocked while another process reads it (the thumbnail
+// helper's --from).
+func (f *Folder) OpenState() (*state.Store, error) {
+	st, err := state.Open(f.path(stateFile))
+	if errors.Is(err, state.ErrBusy) {
+		return nil, ErrLocked
+	}
+	return st, err
+}
 
 // OpenStateReadOnly opens the state database to read it beside no writer:
 // os.ErrNotExist when there is none, ErrLocked while a run writes it.

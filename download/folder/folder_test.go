@@ -18,7 +18,7 @@ import (
 
 func prepared(t *testing.T) *Folder {
 	t.Helper()
-	f, err := Prepare(t.TempDir(), false, false)
+	f, err := Prepare(t.TempDir(), Use{})
 	require.NoError(t, err)
 	return f
 }
@@ -26,7 +26,7 @@ func prepared(t *testing.T) *Folder {
 func TestPrepareRefusesWhatIsNoBackupFolder(t *testing.T) {
 	root := t.TempDir()
 	missing := filepath.Join(root, "disk")
-	_, err := Prepare(missing, false, false)
+	_, err := Prepare(missing, Use{})
 	var de *DirError
 	require.ErrorAs(t, err, &de)
 	assert.Contains(t, de.Error(), "does not exist")
@@ -35,10 +35,10 @@ func TestPrepareRefusesWhatIsNoBackupFolder(t *testing.T) {
 
 	file := filepath.Join(root, "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
-	_, err = Prepare(file, true, false)
+	_, err = Prepare(file, Use{Init: true})
 	require.ErrorAs(t, err, &de)
 
-	f, err := Prepare(missing, true, false)
+	f, err := Prepare(missing, Use{Init: true})
 	require.NoError(t, err)
 	assert.DirExists(t, f.Temp())
 	fi, err := os.Stat(f.Temp())
@@ -48,7 +48,7 @@ func TestPrepareRefusesWhatIsNoBackupFolder(t *testing.T) {
 
 func TestADryPrepareWritesNothing(t *testing.T) {
 	dir := t.TempDir()
-	_, err := Prepare(dir, false, true)
+	_, err := Prepare(dir, Use{DryRun: true})
 	require.NoError(t, err)
 	es, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -61,7 +61,7 @@ func TestLinksInQuaksOwnFoldersAreRefused(t *testing.T) {
 			dir, elsewhere := t.TempDir(), t.TempDir()
 			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o700))
 			require.NoError(t, os.Symlink(elsewhere, filepath.Join(dir, rel)))
-			_, err := Prepare(dir, false, false)
+			_, err := Prepare(dir, Use{})
 			var de *DirError
 			require.ErrorAs(t, err, &de)
 			assert.Contains(t, de.Reason, "symbolic link")

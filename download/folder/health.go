@@ -115,6 +115,9 @@ func (h *Health) staleness(hc HealthCheck) {
 // albums it could not list, and runs that were no full backup.
 func (r *RunRecord) problems() []Problem {
 	var out []Problem
+	if r.Outcome == OutcomeOK && r.ExitCode != 0 {
+		out = append(out, Problem{Failing, fmt.Sprintf("the last run's record contradicts itself (outcome ok, exit code %d): damaged or edited?", r.ExitCode)})
+	}
 	if r.Outcome != OutcomeOK {
 		msg := fmt.Sprintf("the last run ended %s (exit code %d)", r.Outcome, r.ExitCode)
 		if r.Error != nil && *r.Error != "" {

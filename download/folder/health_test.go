@@ -164,3 +164,13 @@ func TestAgo(t *testing.T) {
 	assert.Equal(t, "47h59m0s", Ago(48*time.Hour-time.Minute))
 	assert.Equal(t, "2 days", Ago(48*time.Hour))
 }
+
+// A record that says ok and an exit code of failure contradicts itself:
+// damaged or edited, it is no proof of health.
+func TestAContradictoryRecordIsAProblem(t *testing.T) {
+	last := ok(now)
+	last.ExitCode = 2
+	h := check(t, backedUp(t, last, ok(now)))
+	require.Equal(t, []Kind{Failing}, kinds(h))
+	assert.Contains(t, h.Problems[0].Msg, "contradicts itself")
+}

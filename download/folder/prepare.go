@@ -11,29 +11,42 @@ import (
 	"github.com/quak-photos/quak/download/state"
 )
 
-// Prepare checks that dir exists (creating it when init), is a folder and
-// is writable, and makes its state folder; with dry it only looks.
-// Errors: *DirError.
-func Prepare(dir string, init, dry bool) (*Folder, error) {
+// Use is how a run uses its backup folder.
+type Use struct {
+	Init        bool // create DIR when it is missing
+	DryRun      bool // only look: make nothing
+	AllowNested bool // let a first backup go inside or above another
+}
+
+// Prepare checks that dir exists (creating it with u.Init), is a folder,
+// is writable and, for a first backup, is neither inside another backup
+// nor above one (unless u.AllowNested); then makes its state folder. A dry
+// run only looks. Errors: *DirError, *NestedError; nothing is made in a
+// folder refused.
+func Prepare(dir string, u Use) (*Folder, error) {
 	f := At(dir)
-	if init {
+	if !u.Init {
+		if err := f.isFolder(); err != nil {
+			return nil, err
+		}
+	}
+	if !u.AllowNested {
+		if err := f.CheckNested(); err != nil {
+			return nil, err
+		}
+	}
+	if u.Init {
 		if err := os.MkdirAll(f.Dir, 0o755); err != nil {
 			return nil, f.error("cannot be created", err)
 		}
-	}
-	fi, err := os.Stat(f.Dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, f.error("does not exist (is the disk mounted? quak backup --init creates it)", nil)
-	case err != nil:
-		return nil, f.error("cannot be read", err)
-	case !fi.IsDir():
-		return nil, f.error("is not a folder", nil)
+		if err := f.isFolder(); err != nil {
+			return nil, err
+		}
 	}
 	if err := f.CheckLinks(); err != nil {
 		return nil, err
 	}
-	if dry {
+	if u.DryRun {
 		return f, nil
 	}
 	if err := os.MkdirAll(f.Temp(), 0o700); err != nil {
@@ -46,6 +59,20 @@ func Prepare(dir string, init, dry bool) (*Folder, error) {
 	_ = probe.Close()
 	_ = os.Remove(probe.Name())
 	return f, nil
+}
+
+// isFolder checks that DIR exists and is a folder.
+func (f *Folder) isFolder() error {
+	fi, err := os.Stat(f.Dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return &DirError{Dir: f.Shown, Reason: "does not exist", Kind: DirMissing}
+	case err != nil:
+		return f.error("cannot be read", err)
+	case !fi.IsDir():
+		return f.error("is not a folder", nil)
+	}
+	return nil
 }
 
 func (f *Folder) error(reason string, err error) *DirError {
@@ -61,7 +88,7 @@ func (f *Folder) CheckLinks() error {
 		switch {
 		case err != nil:
 		case fi.Mode()&os.ModeSymlink != 0:
-			return f.error(fmt.Sprintf("has %s as a symbolic link, which quak never follows; make it a plain folder", rel), nil)
+			return &DirError{Dir: f.Shown, Reason: fmt.Sprintf("has %s as a symbolic link, which quak never follows", rel), Kind: DirLink}
 		case !fi.IsDir():
 			return f.error(fmt.Sprintf("has %s, which is not a folder", rel), nil)
 		}

@@ -86,6 +86,21 @@ func truncate(s string, max int) string {
 	return stem[:cut] + ext
 }
 
+// SanitizeFolder is Sanitize for an album's folder, made visible too:
+// leading dots go, since file managers and ls hide a dot-folder and a
+// user would think the album was not backed up (".hidden" is Ente's own
+// hidden album; "../x" would be ".._x"). A name of dots alone is fallback.
+func SanitizeFolder(name, fallback string) string {
+	s := strings.TrimLeft(Sanitize(name, fallback), ".")
+	switch {
+	case s == "":
+		return fallback
+	case reserved(s):
+		return "_" + s
+	}
+	return s
+}
+
 // SanitizeFile is Sanitize for a file in an album folder: at most MaxFile
 // bytes, so that its sidecar's name fits too.
 func SanitizeFile(name, fallback string) string {

@@ -100,3 +100,16 @@ func TestDirectionControlsAreReplaced(t *testing.T) {
 		}
 	}
 }
+
+func TestSanitizeFolderShowsWhatDotsWouldHide(t *testing.T) {
+	for in, want := range map[string]string{
+		".hidden":   "hidden",
+		"../escape": "_escape",
+		"...":       "Album 7",
+		".con":      "_con",
+		"Trip.2024": "Trip.2024",
+		"Trip":      "Trip",
+	} {
+		assert.Equal(t, want, SanitizeFolder(in, "Album 7"), in)
+	}
+}

@@ -268,26 +268,30 @@ func (s *Store) Briefs(fn func(Brief) error) error {
 	if err != nil || len(damaged) == 0 || s.db.IsReadOnly() {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		files, bb := tx.Bucket(bucketFiles), tx.Bucket(bucketBriefs)
-		for _, k := range damaged {
-			rec := files.Get(k)
-			if rec == nil {
-				if err := bb.Delete(k); err != nil {
-					return err
-				}
-				continue
-			}
-			f, err := decodeFile(rec)
-			if err != nil {
+	return s.db.Update(func(tx *bolt.Tx) error { return rebrief(tx, damaged) })
+}
+
+// rebrief makes the damaged briefs again from their records, and
+// drops those whose record is gone.
+func rebrief(tx *bolt.Tx, damaged [][]byte) error {
+	files, bb := tx.Bucket(bucketFiles), tx.Bucket(bucketBriefs)
+	for _, k := range damaged {
+		rec := files.Get(k)
+		if rec == nil {
+			if err := bb.Delete(k); err != nil {
 				return err
 			}
-			if err := bb.Put(k, briefOf(f).encode()); err != nil {
-				return err
-			}
+			continue
 		}
-		return nil
-	})
+		f, err := decodeFile(rec)
+		if err != nil {
+			return err
+		}
+		if err := bb.Put(k, briefOf(f).encode()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fillBriefs makes the briefs of every record, for a state written by a
@@ -388,18 +392,22 @@ func (s *Store) reconcile(fn func(Brief) error) error {
 	if s.db.IsReadOnly() {
 		return nil
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		bb := tx.Bucket(bucketBriefs)
-		for _, b := range append(absent, redo...) {
-			if err := bb.Put(id(b.ID), b.encode()); err != nil {
-				return err
-			}
+	return s.db.Update(func(tx *bolt.Tx) error { return putBriefs(tx, append(absent, redo...), orphans, n) })
+}
+
+// putBriefs writes briefs, removes the orphans (briefs of no record) and
+// sets the count of records to n.
+func putBriefs(tx *bolt.Tx, briefs []Brief, orphans [][]byte, n int) error {
+	bb := tx.Bucket(bucketBriefs)
+	for _, b := range briefs {
+		if err := bb.Put(id(b.ID), b.encode()); err != nil {
+			return err
 		}
-		for _, k := range orphans {
-			if err := bb.Delete(k); err != nil {
-				return err
-			}
+	}
+	for _, k := range orphans {
+		if err := bb.Delete(k); err != nil {
+			return err
 		}
-		return setRecords(tx, n)
-	})
+	}
+	return setRecords(tx, n)
 }

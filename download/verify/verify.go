@@ -14,11 +14,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
@@ -61,6 +61,13 @@ type Options struct {
 	// Ignore are more name globs (path.Match, case-insensitive) of files in
 	// album folders that are never extra, besides DefaultIgnore.
 	Ignore []string
+	// Concurrency is how many files are read at once, each through a 1 MiB
+	// buffer of its own; below 1, runtime.NumCPU(). What a run finds, and
+	// the order Events hears of it, do not depend on it.
+	Concurrency int
+
+	// open opens a file to hash; os.Open when nil. Tests hold reads up.
+	open func(name string) (io.ReadCloser, error)
 }
 
 // DefaultIgnore are the files operating systems and photo managers drop
@@ -120,6 +127,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Concurrency < 1 {
+		o.Concurrency = runtime.NumCPU()
+	}
+	if o.open == nil {
+		o.open = func(name string) (io.ReadCloser, error) { return os.Open(name) }
+	}
 	sum := &Summary{Problems: map[Kind]int{}}
 	defer func() { sum.Duration = time.Since(start) }()
 	f := folder.At(o.Dir)
@@ -136,18 +149,19 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return sum, err
 	}
 	defer func() { _ = st.Close() }()
-	v := &verifier{o: o, dir: f.Dir, st: st, sum: sum, hashed: map[fileKey]string{}}
+	v := &verifier{o: o, dir: f.Dir, st: st, sum: sum, inodes: &inodes{m: map[fileKey]*inode{}}}
 	return sum, v.run(ctx)
 }
 
+// verifier is one run. Workers read colls, dir and inodes; only the
+// goroutine that called Run touches sum and st, and reports.
 type verifier struct {
 	o      Options
 	dir    string
 	st     *state.Store
 	sum    *Summary
 	colls  map[int64]*state.Collection
-	hashed map[fileKey]string // hash of each inode read, so links are read once
-	buf    []byte             // the one read buffer
+	inodes *inodes
 }
 
 func (v *verifier) report(p Problem) {
@@ -198,44 +212,36 @@ func (v *verifier) run(ctx context.Context) error {
 	}
 	var done []int64
 	flush := func() error {
+		if len(done) == 0 {
+			return nil
+		}
 		err := v.st.SetVerified(done, v.o.Now())
 		done = done[:0]
 		return err
 	}
-	for _, f := range files[:n] {
-		if err := ctx.Err(); err != nil {
-			return errors.Join(err, flush())
-		}
-		bad, err := v.file(f)
-		if err != nil {
-			return errors.Join(err, flush())
-		}
-		if bad {
-			v.sum.Redownload = append(v.sum.Redownload, f.ID)
+	err = v.inOrder(ctx, files[:n], func(l *look) error {
+		v.sum.Bytes += l.bytes
+		if v.judge(l) {
+			v.sum.Redownload = append(v.sum.Redownload, l.f.ID)
 		}
 		v.sum.Checked++
-		done = append(done, f.ID)
+		done = append(done, l.f.ID)
 		if len(done) >= 500 {
-			if err := flush(); err != nil {
-				return err
-			}
+			return flush()
 		}
-	}
-	return flush()
+		return nil
+	})
+	return errors.Join(err, flush())
 }
 
 // partHashes are the hashes f's parts were written with.
 func partHashes(f *state.File) []string { return catalog.PartHashes(f) }
 
-// file checks every album copy of f and reports whether it needs to be
-// downloaded again. Only errors that stop the run are returned.
-func (v *verifier) file(f *state.File) (bad bool, err error) {
+// judge reports what l found wrong with its file, in the order of its
+// albums and parts, and whether it needs to be downloaded again.
+func (v *verifier) judge(l *look) (bad bool) {
+	f, cids := l.f, l.cids
 	want := partHashes(f)
-	cids := make([]int64, 0, len(f.Entries))
-	for cid := range f.Entries {
-		cids = append(cids, cid)
-	}
-	sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
 	if f.Status == state.HashMismatch {
 		// Its bytes may be intact, but never matched what Ente says they are.
 		p := ""
@@ -250,39 +256,31 @@ func (v *verifier) file(f *state.File) (bad bool, err error) {
 		bad = true
 	}
 	var first []os.FileInfo // the first copy's parts, to compare links with
-	for _, cid := range cids {
+	for ci, cid := range cids {
 		e, c := f.Entries[cid], v.colls[cid]
 		if c == nil {
 			continue
 		}
 		var infos []os.FileInfo
-		for i, part := range e.Parts {
-			rel := filepath.Join(c.Folder, part)
-			p, err := layout.Join(v.dir, c.Folder, part)
-			if err != nil {
+		for i, pl := range l.parts[ci] {
+			if pl.skip {
 				continue
 			}
-			fi, err := os.Lstat(p)
-			if err != nil || !fi.Mode().IsRegular() {
+			rel := filepath.Join(c.Folder, e.Parts[i])
+			if pl.fi == nil {
 				v.report(Problem{Kind: Missing, FileID: f.ID, Path: rel})
 				bad = true
 				infos = append(infos, nil)
 				continue
 			}
-			infos = append(infos, fi)
-			if i >= len(want) || want[i] == "" {
-				continue // no hash on record: nothing to compare
-			}
-			got, err := v.hash(p, fi)
-			if err != nil {
-				if errors.Is(err, context.Canceled) {
-					return bad, err
-				}
-				v.report(Problem{Kind: Changed, FileID: f.ID, Path: rel, Detail: "unreadable: " + err.Error()})
+			infos = append(infos, pl.fi)
+			switch {
+			case !pl.hashed:
+				// no hash on record: nothing to compare
+			case pl.err != nil:
+				v.report(Problem{Kind: Changed, FileID: f.ID, Path: rel, Detail: "unreadable: " + pl.err.Error()})
 				bad = true
-				continue
-			}
-			if got != want[i] {
+			case pl.sum != want[i]:
 				v.report(Problem{Kind: Changed, FileID: f.ID, Path: rel, Detail: "its bytes no longer match the hash recorded at download"})
 				bad = true
 			}
@@ -301,36 +299,7 @@ func (v *verifier) file(f *state.File) (bad bool, err error) {
 			}
 		}
 	}
-	return bad, nil
-}
-
-// hash reads the file at p once per inode, streaming through one buffer.
-func (v *verifier) hash(p string, fi os.FileInfo) (string, error) {
-	k, ok := keyOf(fi)
-	if ok {
-		if h, seen := v.hashed[k]; seen {
-			return h, nil
-		}
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = f.Close() }()
-	h := keys.NewHash()
-	if v.buf == nil {
-		v.buf = make([]byte, 1<<20)
-	}
-	n, err := io.CopyBuffer(h, f, v.buf)
-	v.sum.Bytes += n
-	if err != nil {
-		return "", err
-	}
-	sum := keys.EncodeB64(h.Sum(nil))
-	if ok {
-		v.hashed[k] = sum
-	}
-	return sum, nil
+	return bad
 }
 
 // extras reports files in album folders that no saved entry names.

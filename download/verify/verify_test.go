@@ -35,8 +35,9 @@ func (fx *fix) backup(tb testing.TB, redownload ...int64) *backup.Summary {
 	p := retry.Default()
 	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	sum, err := backup.Run(context.Background(), backup.Options{
-		Dir: fx.dir, Client: fx.s.Client(nil).WithToken(fx.u.Token()), Policy: p, Redownload: redownload, Views: fx.views,
-		Keys: catalog.Keys{UserID: fx.u.ID, MasterKey: fx.u.MasterKey, PublicKey: fx.u.PublicKey, SecretKey: fx.u.SecretKey},
+		Dir: fx.dir, Transfer: backup.Transfer{Policy: p}, Scope: backup.Scope{Redownload: redownload}, Views: fx.views,
+		Source: backup.Source{Client: fx.s.Client(nil).WithToken(fx.u.Token()),
+			Keys: catalog.Keys{UserID: fx.u.ID, MasterKey: fx.u.MasterKey, PublicKey: fx.u.PublicKey, SecretKey: fx.u.SecretKey}},
 	})
 	require.NoError(tb, err)
 	return sum
@@ -327,4 +328,54 @@ func TestSidecarsTempNamesAndMismatchesTogether(t *testing.T) {
 			Detail: "its bytes do not match Ente's hash for it (what the uploader sent, or a damaged download)"},
 		{Kind: Extra, Path: filepath.Join("A", ".quak-tmp-123"), Detail: "not a file quak saved"},
 	}, problems)
+}
+
+// A file recorded without a usable hash (a live photo from a client that
+// sent none) has nothing to be compared with: its parts are only checked
+// to be there.
+func TestAFileWithoutAHashIsOnlyCheckedToBeThere(t *testing.T) {
+	fx := newFix(t)
+	f := fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "live.heic", FileType: 2,
+		Data: enteapitest.LivePhoto("heic", []byte("image"), "mov", []byte("video"))})
+	fx.backup(t)
+	st, err := state.Open(filepath.Join(fx.dir, ".quak", "state.db"))
+	require.NoError(t, err)
+	rec, err := st.File(f.ID)
+	require.NoError(t, err)
+	rec.LocalHash, rec.Meta.Hash = "", ""
+	require.NoError(t, st.Commit([]*state.File{rec}, nil))
+	require.NoError(t, st.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "A", "live.mov"), []byte("other"), 0o644))
+
+	sum, problems := verifyAll(t, fx.dir)
+	assert.Empty(t, problems)
+	assert.Equal(t, 1, sum.Checked)
+	assert.Zero(t, sum.Bytes, "nothing to compare, nothing read")
+	require.NoError(t, os.Remove(filepath.Join(fx.dir, "A", "live.heic")))
+	_, problems = verifyAll(t, fx.dir)
+	assert.Equal(t, []Problem{{Kind: Missing, FileID: f.ID, Path: filepath.Join("A", "live.heic")}}, problems)
+}
+
+// An album copy with more parts than the first (a live photo that lost a
+// part keeps its old parts in its other albums) is compared with the
+// first part for part, as far as the first goes.
+func TestACopyWithMorePartsThanTheFirst(t *testing.T) {
+	fx := newFix(t)
+	f := fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 500, Seed: 3})
+	b := fx.u.AddAlbum("B")
+	b.Add(f)
+	fx.backup(t)
+	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "B", "x.mov"), []byte("old part"), 0o644))
+	st, err := state.Open(filepath.Join(fx.dir, ".quak", "state.db"))
+	require.NoError(t, err)
+	rec, err := st.File(f.ID)
+	require.NoError(t, err)
+	rec.Entries[b.ID].Parts = append(rec.Entries[b.ID].Parts, "x.mov")
+	require.NoError(t, st.Commit([]*state.File{rec}, nil))
+	require.NoError(t, st.Close())
+
+	sum, problems := verifyAll(t, fx.dir)
+	assert.Empty(t, problems)
+	assert.True(t, sum.OK())
+	assert.Equal(t, int64(500), sum.Bytes)
 }

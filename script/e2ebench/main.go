@@ -1,7 +1,7 @@
 // Command e2ebench measures whole backups: it starts the fake Ente server
 // (fakeente) with a generated library in its own process, runs `quak backup`
 // as a child process, and prints files/s, MB/s and the child's peak RSS.
-// script/bench runs it; see README.md for the figures and targets.
+// script/bench runs it; docs/performance.md has the figures.
 package main
 
 import (

@@ -1,0 +1,335 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/filter"
+	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/retry"
+)
+
+// lister walks what the account can see: every album once, then the
+// changed ones page by page, deciding for each entry whether to download
+// it (placer), apply it to what is saved (updater), skip or fail it.
+type lister struct {
+	*job
+	placer  *placer
+	updater *updater
+	seen    *listing
+}
+
+// listing is what this run's listings showed: the proof --prune acts on.
+type listing struct {
+	mu sync.Mutex
+	// tombstones are the albums the listing shows deleted; goneNow, the
+	// album copies their diffs show deleted; listed, the latest
+	// updationTime shown for each album entry (latestOnly); vanished
+	// counts albums whose diff answered 404 though listed as live.
+	tombstones map[int64]bool
+	goneNow    map[entryKey]bool
+	listed     map[entryKey]int64
+	vanished   int
+}
+
+func newListing() *listing {
+	return &listing{tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{}, listed: map[entryKey]int64{}}
+}
+
+// entryKey is a file's entry in an album.
+type entryKey struct{ file, collection int64 }
+
+// sync lists every album (one call), retries last run's failures, then
+// brings each changed album up to date. A no-change run therefore makes a
+// single listing call.
+func (l *lister) sync(ctx context.Context, cancel context.CancelCauseFunc) error {
+	var err error
+	if l.colls, err = l.st.Collections(); err != nil {
+		return err
+	}
+	albums, err := l.albums(ctx)
+	if err != nil {
+		return err
+	}
+	if err := l.checkPatterns(albums); err != nil {
+		return err
+	}
+	if !l.o.MetadataOnly {
+		if err := l.beforeListing(ctx, albums, cancel); err != nil {
+			return err
+		}
+	}
+	for _, id := range sortedIDs(albums) {
+		a := albums[id]
+		if !a.Deleted && !l.takeAlbum(a) {
+			l.tally.count(func(s *Summary) { s.AlbumsLeftOut++ })
+			continue // left out by the filters: its cursor stays, for a wider run
+		}
+		if err := l.syncAlbum(ctx, a, cancel); err != nil {
+			if err := l.diskError(err); fatal(ctx, err) {
+				return err
+			}
+			l.tally.count(func(s *Summary) { s.AlbumsFailed++ })
+			l.emit(Event{Kind: AlbumFailed, Album: a.Name, CollectionID: a.ID, Err: err})
+		}
+	}
+	return ctx.Err()
+}
+
+// albums lists and opens every album the account can see; one that does
+// not open is counted and told.
+func (l *lister) albums(ctx context.Context) (map[int64]*catalog.Album, error) {
+	var list []apiclient.Collection
+	err := retry.Do(ctx, l.policy, func(ctx context.Context) error {
+		var err error
+		list, err = l.o.Library.Collections(ctx, 0)
+		return err
+	})
+	if retry.Unreachable(err) && ctx.Err() == nil {
+		return nil, &UnreachableError{InARow: 1, Err: err} // nothing can be done without the listing
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing albums: %w", err)
+	}
+	albums := map[int64]*catalog.Album{}
+	for i := range list {
+		a, err := l.o.Library.OpenAlbum(&list[i])
+		if err != nil {
+			l.tally.count(func(s *Summary) { s.AlbumsFailed++ })
+			l.emit(Event{Kind: AlbumFailed, CollectionID: list[i].ID, Err: err})
+			continue
+		}
+		albums[a.ID] = a
+		l.seen.tombstones[a.ID] = a.Deleted
+	}
+	return albums, nil
+}
+
+// beforeListing checks the free space, retries last run's failures and
+// refreshes stale copies: everything a full run does before it lists what
+// changed.
+func (l *lister) beforeListing(ctx context.Context, albums map[int64]*catalog.Album, cancel context.CancelCauseFunc) error {
+	if l.o.FreeSpace != nil {
+		if err := l.checkSpace(ctx, albums); err != nil {
+			return err
+		}
+	}
+	if err := l.retryFailed(ctx, albums, cancel); err != nil {
+		return err
+	}
+	return l.placer.relinkStale()
+}
+
+// checkPatterns fails the run with a *filter.NoMatchError when an
+// --albums pattern matches no album the account can see.
+func (l *lister) checkPatterns(albums map[int64]*catalog.Album) error {
+	names := map[int64]string{}
+	var all []string
+	for id, a := range albums {
+		if !a.Deleted {
+			names[id] = a.Name
+			all = append(all, a.Name)
+		}
+	}
+	sort.Strings(all)
+	if miss := l.o.Filter.Albums.Unmatched(names); len(miss) > 0 {
+		return &filter.NoMatchError{Pattern: miss[0], Nearest: filter.Nearest(miss[0], all, 3)}
+	}
+	return nil
+}
+
+// syncAlbum records the album (new, renamed or deleted) and, when it changed
+// since its cursor, walks its diff page by page.
+func (l *lister) syncAlbum(ctx context.Context, a *catalog.Album, cancel context.CancelCauseFunc) error {
+	if a.Deleted {
+		return l.albumGone(l.colls[a.ID])
+	}
+	c, err := l.recordAlbum(a)
+	if err != nil {
+		return err
+	}
+	since, floor, list := listFrom(a, c)
+	if l.o.MetadataOnly {
+		// Everything is listed again, and the cursor stays where it is, so
+		// the next full run still downloads what is new.
+		since, floor = 0, -1
+		if err := l.refreshAlbumMeta(c); err != nil {
+			return err
+		}
+	} else if !list {
+		return nil
+	}
+	return l.walk(ctx, a, c, since, floor, cancel)
+}
+
+// walk goes through album a's diff from since, page by page, the next page
+// listed while this one downloads, committing each page with the cursor it
+// reached.
+func (l *lister) walk(ctx context.Context, a *catalog.Album, c *state.Collection, since, floor int64, cancel context.CancelCauseFunc) error {
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	pending := l.listPage(lctx, a.ID, since)
+	for {
+		res := <-pending
+		page, err := res.page, res.err
+		if err != nil {
+			return l.listingFailed(ctx, c, err)
+		}
+		nextSince := apiclient.DiffCursor(since, page.Diff)
+		if page.HasMore && nextSince > since {
+			pending = l.listPage(lctx, a.ID, nextSince)
+		}
+		done, err := l.applyPage(ctx, a, c, page, floor, cancel)
+		if err != nil || done {
+			return err
+		}
+		if nextSince <= since {
+			return fmt.Errorf("listing files: the server says there is more but its listing does not advance (at %d)", since)
+		}
+		since = nextSince
+	}
+}
+
+// listingFailed handles a page that could not be listed: an outage stops
+// the run, an album gone since the listing is recorded gone.
+func (l *lister) listingFailed(ctx context.Context, c *state.Collection, err error) error {
+	// A listing that answers says nothing of the object store, so only its
+	// failures count.
+	if uerr := l.down.observe(ctx, err); uerr != nil {
+		return uerr
+	}
+	var ae *errs.ApiError
+	if errors.As(err, &ae) && ae.Status == 404 {
+		l.seen.mu.Lock()
+		l.seen.vanished++ // not a tombstone: --prune will not act on this run
+		l.seen.mu.Unlock()
+		return l.albumGone(c) // deleted since the listing
+	}
+	return fmt.Errorf("listing files: %w", err)
+}
+
+// applyPage handles one page and commits it with the cursor it reached.
+// done says the album is up to date (or stopped).
+func (l *lister) applyPage(ctx context.Context, a *catalog.Album, c *state.Collection, page *apiclient.DiffPage, floor int64,
+	cancel context.CancelCauseFunc) (done bool, err error) {
+	entries, err := l.unapplied(page.Diff, c.ID, floor)
+	if err != nil {
+		return true, err
+	}
+	files, complete, err := l.page(ctx, a, c, entries, cancel)
+	next := *c
+	if complete && !l.o.MetadataOnly {
+		next.Cursor = apiclient.DiffCursor(c.Cursor, page.Diff)
+		if !page.HasMore {
+			next.Cursor = max(next.Cursor, a.UpdationTime)
+			next.Seen = a.UpdationTime
+		}
+	}
+	if cerr := l.commit(files, &next); cerr != nil {
+		return true, errors.Join(err, cerr)
+	}
+	*c = next
+	return err != nil || !complete || !page.HasMore, err
+}
+
+// listed is one page of an album's listing, or why it could not be had.
+type listed struct {
+	page *apiclient.DiffPage
+	err  error
+}
+
+// listPage lists album id's page after since in the background.
+func (l *lister) listPage(ctx context.Context, id, since int64) <-chan listed {
+	out := make(chan listed, 1)
+	go func() {
+		var page *apiclient.DiffPage
+		err := retry.Do(ctx, l.policy, func(ctx context.Context) error {
+			var err error
+			page, err = l.o.Library.Diff(ctx, id, since)
+			return err
+		})
+		out <- listed{page, err}
+	}()
+	return out
+}
+
+// ListOverlap is how far behind its cursor an album that changed is
+// listed again, in µs (10 minutes). museum stamps an entry's updationTime
+// when the upload request arrives and commits it up to seconds later
+// (after checking the object store, up to ~1.5 s of retries), then sets
+// the album's time to that stamp, not to the latest: an entry can appear
+// below a cursor a run has already passed. Entries listed again are
+// applied only if this backup has not applied them (by file id and time).
+const ListOverlap = 10 * 60 * 1_000_000
+
+// listFrom says whether album a is listed this run, from which sinceTime,
+// and floor, the cursor at or below which entries may be applied already.
+// An album is listed when its time differs from the one of its last full
+// listing, in either direction (museum can set it back).
+func listFrom(a *catalog.Album, c *state.Collection) (since, floor int64, list bool) {
+	return max(c.Cursor-ListOverlap, 0), c.Cursor, c.Seen == 0 || a.UpdationTime != c.Seen
+}
+
+// unapplied drops from a listing page the entries at or below floor that
+// this backup applied already: the same file in the same album at the same
+// time. What is left is new, or a late commit.
+func (l *lister) unapplied(entries []apiclient.File, cid, floor int64) ([]apiclient.File, error) {
+	out := make([]apiclient.File, 0, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		if e.UpdationTime > floor {
+			out = append(out, *e)
+			continue
+		}
+		sf, err := l.st.File(e.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !applied(sf, e, cid) {
+			out = append(out, *e)
+		}
+	}
+	return out, nil
+}
+
+// applied reports whether listing entry e of album cid is reflected in sf.
+func applied(sf *state.File, e *apiclient.File, cid int64) bool {
+	if sf == nil {
+		return e.IsDeleted // a file never saved, deleted: nothing to do
+	}
+	local := sf.Entries[cid]
+	switch {
+	case local != nil && local.Updated == e.UpdationTime:
+		return true
+	case pendingIn(sf, cid, e.UpdationTime):
+		return true // failed or left out: retried from its record
+	}
+	return e.IsDeleted && (local == nil || local.Deleted)
+}
+
+// pendingIn reports whether sf waits for a retry with its entry in album
+// cid at time t.
+func pendingIn(sf *state.File, cid, t int64) bool {
+	for _, p := range append([]*apiclient.File{sf.Pending}, sf.PendingAlso...) {
+		if p != nil && p.CollectionID == cid && p.UpdationTime == t {
+			return true
+		}
+	}
+	return false
+}
+
+// takeAlbum applies the run's album filters.
+func (l *lister) takeAlbum(a *catalog.Album) bool {
+	return l.o.Filter.TakeAlbum(filter.Album{ID: a.ID, Name: a.Name, OwnerID: a.OwnerID, Visibility: a.Visibility})
+}
+
+// takeFile applies the run's file filters (type, creation time).
+func (l *lister) takeFile(it *catalog.Item) bool {
+	return l.o.Filter.TakeFile(filter.File{FileType: it.Meta.FileType, CreationTime: it.Meta.CreationTime})
+}
