@@ -53,10 +53,12 @@ type Intent struct {
 }
 
 // Object is one encrypted object of an intent: its header (the ciphertext
-// is made again from it and the file key, byte for byte), size and MD5,
-// the key and URL it was given, and its parts when sent in parts.
+// is made again from it and the file key, byte for byte, unless Data holds
+// it: a thumbnail), size and MD5, the key and URL it was given, and its
+// parts when sent in parts.
 type Object struct {
 	Header    apiclient.B64 `json:"header"`
+	Data      apiclient.B64 `json:"data,omitempty"`
 	Size      int64         `json:"size"`
 	MD5       apiclient.B64 `json:"md5"`
 	ObjectKey string        `json:"objectKey"`
