@@ -29,7 +29,7 @@ func (r *run) upload(ctx context.Context, o *original, in *folder.Intent) error 
 		return err
 	}
 	err = r.commit(ctx, in)
-	if objectMissing(err) && in.File.Parts != nil {
+	if errors.Is(err, errObjectMissing) {
 		// The completion was lost before the store made the object: its
 		// upload can only start again, under a new key.
 		if err = r.restartParts(ctx, in, path); err == nil {
@@ -68,6 +68,9 @@ func (r *run) commit(ctx context.Context, in *folder.Intent) error {
 			}
 		}
 		f, err := r.o.Target.Client.CreateFile(ctx, in.Body)
+		if objectMissing(err) && in.File.Parts != nil {
+			return errObjectMissing // not worth a retry: its completion was lost
+		}
 		if err != nil {
 			return quotaRefusal(err)
 		}
@@ -111,6 +114,10 @@ func (r *run) committed(in *folder.Intent, id int64) error {
 	r.tgt.files[contentKey(in.Hash, in.FileType)] = &present{id: id, key: in.FileKey, albums: map[int64]bool{in.Album: true}}
 	return r.j.PutIntent(in)
 }
+
+// errObjectMissing reports a multipart upload whose completion was lost
+// before the store made the object.
+var errObjectMissing = errors.New("the store has no object for it")
 
 // objectMissing reports museum's answer to a commit whose object the
 // store does not have (UP.4).

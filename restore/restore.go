@@ -41,6 +41,8 @@ type Options struct {
 	// URLsPerMinute caps the upload URLs minted a minute on each route
 	// (default museum's 500).
 	URLsPerMinute int
+
+	encrypt encryptFunc // the original's encryption (tests break it)
 }
 
 // Target is the account restored into.
@@ -113,7 +115,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{o: o, f: f, plan: p, sum: &Summary{Files: len(p.files), LeftOut: p.leftOut}}
+	r := &run{o: o, f: f, plan: p, sum: &Summary{Files: len(p.files), LeftOut: p.leftOut}, encrypt: o.encrypt}
 	return r.sum, r.run(ctx)
 }
 
