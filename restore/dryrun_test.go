@@ -39,5 +39,6 @@ func TestRestoreRefusesAFolderWithoutABackup(t *testing.T) {
 	e := newEnv(t)
 	require.NoError(t, os.MkdirAll(e.dir, 0o755))
 	_, err := e.restoreWith(e.options())
-	assert.ErrorIs(t, err, ErrNoBackup)
+	var de *folder.DirError
+	assert.ErrorAs(t, err, &de)
 }

@@ -175,5 +175,3 @@ func (c *capture) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-

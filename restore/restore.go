@@ -8,7 +8,6 @@ package restore
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -91,18 +90,15 @@ func (e *QuotaError) Error() string {
 
 func (e *QuotaError) Unwrap() error { return e.Err }
 
-// ErrNoBackup reports a folder that holds no quak backup.
-var ErrNoBackup = errors.New("holds no quak backup to restore")
-
 // Run restores the backup in o.Dir into o.Target. Errors: *QuotaError,
-// folder.ErrLocked, ErrNoBackup (wrapped), the server's (*errs.ApiError)
+// folder.ErrLocked, *folder.DirError for a folder without a backup, the server's (*errs.ApiError)
 // when it refuses the session or cannot be reached; files that fail one
 // by one are in Summary.Failures and are retried by the next run.
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	o.defaults()
 	f := folder.At(o.Dir)
 	if !f.HasState() {
-		return nil, fmt.Errorf("%s %w", o.Dir, ErrNoBackup)
+		return nil, &folder.DirError{Dir: o.Dir, Reason: "holds no quak backup to restore"}
 	}
 	if !o.DryRun {
 		unlock, err := f.Lock()
