@@ -11,6 +11,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // A collaborator's photo in the user's own album, saved by quak, then
@@ -35,11 +36,11 @@ func TestALocallyDeletedCollaboratorFileIsFailedByNameEveryRun(t *testing.T) {
 		assert.Contains(t, errOut, fmt.Sprintf("quak: failed: Mine / collab.jpg (file %d): ", collab.ID))
 		assert.Contains(t, errOut, "refuses this account its entry (403)")
 		assert.NoFileExists(t, saved, "night %d", night)
-		last, err := readRecord(filepath.Join(dir, ".quak", backup.LastRunFile))
+		last, err := folder.At(dir).LastRun()
 		require.NoError(t, err)
 		assert.Equal(t, exitPartial, last.ExitCode)
-		assert.Equal(t, 1, last.Counts["failed"])
-		assert.Zero(t, last.Counts["unchanged"], "the missing file is not counted unchanged")
+		assert.Equal(t, 1, last.Counts.Failed)
+		assert.Zero(t, last.Counts.Unchanged, "the missing file is not counted unchanged")
 		require.Len(t, last.Failures, 1)
 		assert.Equal(t, collab.ID, last.Failures[0].FileID)
 		assert.Equal(t, backup.ReasonOther, last.Failures[0].Reason)

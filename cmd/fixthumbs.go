@@ -9,6 +9,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/filter"
@@ -32,12 +33,8 @@ type fixThumbsOpts struct {
 	ids         []int64
 }
 
-func newFixThumbnailsCmd(d deps) *cobra.Command {
-	o := &fixThumbsOpts{}
-	c := &cobra.Command{
-		Use:   "fix-missing-thumbnails",
-		Short: "Find thumbnails Ente has lost or damaged and make them again",
-		Long: `Check the thumbnail of every file your account owns and repair the ones
+// fixThumbsLong is the helper's --help text, before its exit codes.
+const fixThumbsLong = `Check the thumbnail of every file your account owns and repair the ones
 the server has lost (its bytes are gone: two 404s in a row, not one) or that
 are damaged (they do not decrypt, or are not an image): quak makes a new one
 from the original, as Ente's apps do (JPEG, longer side 720 px at quality 70
@@ -79,7 +76,14 @@ a hash is never used. JPEG, PNG, GIF and WebP are read by quak itself; HEIC
 needs libheif's heif-dec (or heif-convert) and videos need ffmpeg on PATH
 (and ffprobe to tone-map HDR), else they are reported unsupported.
 
-` + exitHelp(map[int]string{
+`
+
+func newFixThumbnailsCmd(d deps) *cobra.Command {
+	o := &fixThumbsOpts{}
+	c := &cobra.Command{
+		Use:   "fix-missing-thumbnails",
+		Short: "Find thumbnails Ente has lost or damaged and make them again",
+		Long: fixThumbsLong + exitHelp(map[int]string{
 			exitOK: "every owned file is ok or repaired (or beyond repair by design)",
 			exitPartial: "some file is unknown, too large to fit, unsupported, kept or failed, " +
 				"or an --ids id is not one of your files",
@@ -91,21 +95,7 @@ needs libheif's heif-dec (or heif-convert) and videos need ffmpeg on PATH
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runFixThumbnails(c.Context(), d, o) },
 	}
-	f := c.Flags()
-	f.BoolVar(&o.dryRun, "dry-run", false, "find and regenerate, but upload nothing")
-	f.BoolVar(&o.content, "check-content", false, "also compare every thumbnail with its original and repair the ones showing the wrong picture")
-	f.Int64SliceVar(&o.ids, "ids", nil, "only these files (ids, comma-separated)")
-	f.IntVar(&o.limit, "limit", 0, "repair at most N files this run (0: no limit)")
-	f.StringVar(&o.from, "from", "", "take originals from this quak backup folder when their hash matches")
-	f.DurationVar(&o.recheckWait, "recheck-wait", thumbnails.LossRecheckWait, "wait this long before looking again at a thumbnail the object store answered 404 for")
-	_ = f.MarkHidden("recheck-wait")
-	f.StringArrayVar(&o.albums, "albums", nil, "only files in these albums (name glob or id; repeatable)")
-	f.StringArrayVar(&o.exclude, "exclude-albums", nil, "skip files in these albums (name glob or id; repeatable)")
-	f.BoolVar(&o.json, "json", false, "JSON lines on stdout: one object per file, then a summary")
-	f.IntVar(&o.concurrency, "concurrency", 4, "files checked and repaired at once")
-	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per request before a file counts as unknown")
-	f.StringVar(&o.account, "account", "", "the account (email) to repair, when several are logged in (default: --from's account)")
-	o.net.register(f)
+	o.register(c.Flags())
 	return c
 }
 
@@ -319,4 +309,22 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// register declares the helper's flags into o.
+func (o *fixThumbsOpts) register(f *pflag.FlagSet) {
+	f.BoolVar(&o.dryRun, "dry-run", false, "find and regenerate, but upload nothing")
+	f.BoolVar(&o.content, "check-content", false, "also compare every thumbnail with its original and repair the ones showing the wrong picture")
+	f.Int64SliceVar(&o.ids, "ids", nil, "only these files (ids, comma-separated)")
+	f.IntVar(&o.limit, "limit", 0, "repair at most N files this run (0: no limit)")
+	f.StringVar(&o.from, "from", "", "take originals from this quak backup folder when their hash matches")
+	f.DurationVar(&o.recheckWait, "recheck-wait", thumbnails.LossRecheckWait, "wait this long before looking again at a thumbnail the object store answered 404 for")
+	_ = f.MarkHidden("recheck-wait")
+	f.StringArrayVar(&o.albums, "albums", nil, "only files in these albums (name glob or id; repeatable)")
+	f.StringArrayVar(&o.exclude, "exclude-albums", nil, "skip files in these albums (name glob or id; repeatable)")
+	f.BoolVar(&o.json, "json", false, "JSON lines on stdout: one object per file, then a summary")
+	f.IntVar(&o.concurrency, "concurrency", 4, "files checked and repaired at once")
+	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per request before a file counts as unknown")
+	f.StringVar(&o.account, "account", "", "the account (email) to repair, when several are logged in (default: --from's account)")
+	o.net.register(f)
 }

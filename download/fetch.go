@@ -183,139 +183,6 @@ func (f *Fetcher) fetch(ctx context.Context, t Target, dir string, rs *resume) (
 	return p, err
 }
 
-// forget removes the download's resume point, if one was ever recorded.
-func (f *Fetcher) forget(t Target, rs *resume) {
-	if f.Save != nil && (t.Resume != nil || rs.saved) {
-		f.Save(t.FileID, nil)
-	}
-}
-
-// save records rs for a later run, after making its temp file durable.
-func (f *Fetcher) save(t Target, rs *resume) {
-	if rs.tmp.Sync() != nil {
-		return
-	}
-	f.Save(t.FileID, &ResumePoint{Temp: rs.tmp.Name(), Offset: rs.cp.Offset, Chunks: rs.cp.Chunks,
-		MACXor: append([]byte(nil), rs.cp.MACXor[:]...), Plain: rs.plain, ETag: rs.etag, Total: rs.total,
-		Header: keys.EncodeB64(t.Header), PrefixHash: sumOf(rs.hash)})
-}
-
-// SaveSpacing is how far apart a download of size ciphertext bytes keeps
-// its resume points: a sixteenth of it, and at least one chunk. A kill
-// anywhere then costs at most a sixteenth of the file beyond the kill
-// point (a kill at the middle refetches at most 56%), for 15 fsyncs and
-// state writes per file whatever its size.
-func SaveSpacing(size int64) int64 {
-	return max(secretstream.ChunkSize, size/16)
-}
-
-// sumOf is the hash (base64) of the bytes a marshalled BLAKE2b state has
-// taken in, or "" when it cannot be read.
-func sumOf(state []byte) string {
-	h := keys.NewHash()
-	if h.(encoding.BinaryUnmarshaler).UnmarshalBinary(state) != nil {
-		return ""
-	}
-	return keys.EncodeB64(h.Sum(nil))
-}
-
-// load takes up a download a former run left: the temp file must be a
-// regular file in dir (a path elsewhere is never touched, a symlink never
-// followed), belong to this content and hold the plaintext the point
-// says; its hash is computed again and the stream state rebuilt from the
-// file key.
-func (rs *resume) load(t Target, dir string) error {
-	p := t.Resume
-	if !InTempDir(dir, p.Temp) {
-		return errors.New("resume point outside the temp folder")
-	}
-	if p.Header != keys.EncodeB64(t.Header) || len(p.MACXor) != 8 || p.Plain != int64(p.Chunks)*secretstream.ChunkSize ||
-		(t.Size >= 0 && p.Total != t.Size) {
-		_ = os.Remove(p.Temp) // removes a symlink itself, never its target
-		return errors.New("resume point does not fit")
-	}
-	tmp, err := openTempFile(p.Temp)
-	if err != nil {
-		_ = os.Remove(p.Temp)
-		return err
-	}
-	rs.tmp = tmp
-	h := keys.NewHash()
-	if n, err := io.Copy(h, io.LimitReader(tmp, p.Plain)); err != nil || n != p.Plain {
-		return errors.New("the temp file is shorter than its resume point")
-	}
-	if p.PrefixHash != "" && keys.EncodeB64(h.Sum(nil)) != p.PrefixHash {
-		return errors.New("the temp file does not hold the bytes its resume point recorded")
-	}
-	cp := secretstream.Checkpoint{Offset: p.Offset, Chunks: p.Chunks}
-	copy(cp.MACXor[:], p.MACXor)
-	if cp, err = secretstream.Replay(t.Key, t.Header, cp); err != nil {
-		return err
-	}
-	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
-	if err != nil {
-		return err
-	}
-	rs.cp, rs.plain, rs.hash, rs.etag, rs.total = cp, p.Plain, state, p.ETag, p.Total
-	return nil
-}
-
-// resume is what an attempt that was cut leaves for the next one: the temp
-// file holding the plaintext of every chunk that authenticated, the stream
-// state after them, the running hash, and what identifies the object.
-type resume struct {
-	tmp   *os.File
-	cp    secretstream.Checkpoint
-	plain int64  // plaintext bytes in tmp that the checkpoint covers
-	hash  []byte // the BLAKE2b state after them
-	etag  string // of the first answer, when it had one
-	total int64  // the object's size, from the first answer
-	// whole: every attempt starts from byte 0 and nothing is kept between
-	// them (the second try after a hash mismatch of a resumed download).
-	whole bool
-	saved bool // a resume point was recorded for this download
-}
-
-// active reports whether there is anything to resume from.
-func (rs *resume) active() bool { return rs.tmp != nil && rs.cp.Offset > 0 }
-
-// drop forgets the partial download and removes its temp file.
-func (rs *resume) drop() {
-	if rs.tmp != nil {
-		_ = rs.tmp.Close()
-		_ = os.Remove(rs.tmp.Name())
-	}
-	*rs = resume{whole: rs.whole, saved: rs.saved}
-}
-
-// restart keeps the temp file but empties it, for a start from byte 0.
-func (rs *resume) restart() error {
-	if rs.tmp == nil {
-		return nil
-	}
-	if err := rs.tmp.Truncate(0); err != nil {
-		return err
-	}
-	_, err := rs.tmp.Seek(0, io.SeekStart)
-	rs.cp, rs.plain, rs.hash = secretstream.Checkpoint{}, 0, nil
-	return err
-}
-
-// sameObject reports whether a ranged answer continues the object the
-// checkpoint came from: 206, from exactly the offset, of the same total
-// size, with the same ETag when the first answer had one. Bytes of two
-// different objects are never spliced.
-func (rs *resume) sameObject(obj *apiclient.Object) bool {
-	if obj.Status != 206 {
-		return false
-	}
-	var start, end, total int64
-	if _, err := fmt.Sscanf(obj.ContentRange, "bytes %d-%d/%d", &start, &end, &total); err != nil {
-		return false
-	}
-	return start == rs.cp.Offset && total == rs.total && end == total-1 && (rs.etag == "" || obj.ETag == rs.etag)
-}
-
 func (f *Fetcher) withRetry(ctx context.Context, op func(context.Context) error) error {
 	p := f.Policy
 	if f.Pace != nil && f.Pace.Adaptive() {
@@ -355,9 +222,49 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 	}
 	var moved int64
 	defer func() { sl.Release(outcome(ctx, err), moved) }()
-	var obj *apiclient.Object
+	obj, err := f.answer(ctx, t, rs)
+	if err != nil {
+		return nil, err
+	}
+	defer obj.Body.Close()
+	sl.Answered()
+	size := t.Size
+	if size < 0 {
+		size = obj.Length
+	}
+	if !rs.active() {
+		rs.etag, rs.total = obj.ETag, size
+	}
+	h := keys.NewHash()
+	r, err := f.reader(t, dir, rs, obj.Body, size, h)
+	if err != nil {
+		rs.drop()
+		return nil, err
+	}
+	defer r.Release()
+	base, resumed := rs.plain, rs.active()
+	f.saveAlong(t, rs, r, h, size)
+	n, err := copyOut(rs.tmp, base, size, r, h, f.OnBytes)
+	moved = n
+	if err != nil {
+		f.keep(rs, r, h, base+n, err)
+		return nil, err
+	}
+	p = &Partial{f: rs.tmp, Size: base + n, Hash: h.Sum(nil), resumed: resumed}
+	*rs = resume{whole: rs.whole, saved: rs.saved} // the temp file now belongs to p
+	if t.Hash != "" {
+		p.HashMismatch = !hashEqual(t.Hash, p.Hash)
+	}
+	return p, nil
+}
+
+// answer opens the object: the rest of it after rs's checkpoint when the
+// store provably continues the same object, else all of it, with rs
+// emptied for a start from byte 0. An error opening the rest keeps rs for
+// the next attempt.
+func (f *Fetcher) answer(ctx context.Context, t Target, rs *resume) (*apiclient.Object, error) {
 	if rs.active() {
-		obj, err = f.open(ctx, t, rs.cp.Offset)
+		obj, err := f.open(ctx, t, rs.cp.Offset)
 		var ae *errs.ApiError
 		switch {
 		case errors.As(err, &ae) && ae.Status == 416:
@@ -371,116 +278,92 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 		if obj == nil || obj.Status == 200 {
 			if err := rs.restart(); err != nil {
 				rs.drop()
+				if obj != nil {
+					obj.Body.Close()
+				}
 				return nil, err
 			}
 		}
-	}
-	if obj == nil {
-		if obj, err = f.open(ctx, t, 0); err != nil {
-			return nil, err
+		if obj != nil {
+			return obj, nil
 		}
 	}
-	defer obj.Body.Close()
-	sl.Answered()
-	size := t.Size
-	if size < 0 {
-		size = obj.Length
-	}
+	return f.open(ctx, t, 0)
+}
+
+// reader decrypts body into the temp file: a fresh stream into a new (or
+// emptied) temp file, or the kept one taken up at its checkpoint, cutting
+// off any bytes of a chunk that never authenticated and restoring the
+// running hash h.
+func (f *Fetcher) reader(t Target, dir string, rs *resume, body io.Reader, size int64, h hash.Hash) (*secretstream.Reader, error) {
 	if !rs.active() {
-		rs.etag, rs.total = obj.ETag, size
+		r, err := secretstream.NewReader(t.Key, t.Header, body, size)
+		if err != nil || rs.tmp != nil {
+			return r, err
+		}
+		if rs.tmp, err = f.tempFile(dir); err != nil {
+			r.Release()
+			return nil, err
+		}
+		return r, nil
 	}
-	// Open the temp file, or take up the kept one at its checkpoint,
-	// cutting off any bytes of a chunk that never authenticated.
-	h := keys.NewHash()
-	var r *secretstream.Reader
-	if rs.active() {
-		if err := rs.tmp.Truncate(rs.plain); err != nil {
-			rs.drop()
-			return nil, err
-		}
-		if _, err := rs.tmp.Seek(rs.plain, io.SeekStart); err != nil {
-			rs.drop()
-			return nil, err
-		}
-		if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(rs.hash); err != nil {
-			rs.drop()
-			return nil, err
-		}
-		r, err = secretstream.Resume(rs.cp, obj.Body, size)
-	} else {
-		r, err = secretstream.NewReader(t.Key, t.Header, obj.Body, size)
-		if err == nil && rs.tmp == nil {
-			rs.tmp, err = f.tempFile(dir)
-		}
-	}
-	if err != nil {
-		rs.drop()
+	if err := rs.tmp.Truncate(rs.plain); err != nil {
 		return nil, err
 	}
-	defer r.Release()
-	base, resumed := rs.plain, rs.active()
-	if f.Save != nil && f.SaveAbove > 0 && size > f.SaveAbove && !rs.whole {
-		saved, every := rs.cp.Offset, SaveSpacing(size)
-		tmp := rs.tmp
-		r.OnCheckpoint = func(cp secretstream.Checkpoint) {
-			if cp.Offset-saved < every {
-				return
-			}
-			state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
-			if err != nil {
-				return
-			}
-			saved = cp.Offset
-			rs.saved = true
-			f.save(t, &resume{tmp: tmp, cp: cp, plain: int64(cp.Chunks) * secretstream.ChunkSize, hash: state, etag: rs.etag, total: rs.total})
-		}
+	if _, err := rs.tmp.Seek(rs.plain, io.SeekStart); err != nil {
+		return nil, err
 	}
-	var out io.Writer = rs.tmp
+	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(rs.hash); err != nil {
+		return nil, err
+	}
+	return secretstream.Resume(rs.cp, body, size)
+}
+
+// saveAlong has a large download record a resume point every
+// SaveSpacing bytes as its chunks authenticate, so a kill costs at most
+// that much.
+func (f *Fetcher) saveAlong(t Target, rs *resume, r *secretstream.Reader, h hash.Hash, size int64) {
+	if f.Save == nil || f.SaveAbove <= 0 || size <= f.SaveAbove || rs.whole {
+		return
+	}
+	saved, every := rs.cp.Offset, SaveSpacing(size)
+	tmp, etag, total := rs.tmp, rs.etag, rs.total
+	r.OnCheckpoint = func(cp secretstream.Checkpoint) {
+		if cp.Offset-saved < every {
+			return
+		}
+		state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+		if err != nil {
+			return
+		}
+		saved = cp.Offset
+		rs.saved = true
+		f.save(t, &resume{tmp: tmp, cp: cp, plain: int64(cp.Chunks) * secretstream.ChunkSize, hash: state, etag: etag, total: total})
+	}
+}
+
+// copyOut writes r's plaintext to tmp (from offset base, directly to disk
+// for large files) and to h, reporting progress to onBytes.
+func copyOut(tmp *os.File, base, size int64, r *secretstream.Reader, h hash.Hash, onBytes func(int64)) (int64, error) {
+	var out io.Writer = tmp
 	var dw *directWriter
 	if size >= directMin {
-		if dw = newDirectWriter(rs.tmp, base); dw != nil {
+		if dw = newDirectWriter(tmp, base); dw != nil {
 			out = dw
 		}
 	}
 	w := io.MultiWriter(out, h)
-	if f.OnBytes != nil {
-		w = io.MultiWriter(w, progress(f.OnBytes))
+	if onBytes != nil {
+		w = io.MultiWriter(w, progress(onBytes))
 	}
 	n, err := r.WriteTo(w)
-	moved = n
 	if err == nil && dw != nil {
 		err = dw.finish()
 	}
-	if err != nil {
-		if dw != nil {
-			dw.close()
-		}
-		f.keep(rs, r, h, base+n, err)
-		return nil, err
+	if err != nil && dw != nil {
+		dw.close()
 	}
-	p = &Partial{f: rs.tmp, Size: base + n, Hash: h.Sum(nil), resumed: resumed}
-	*rs = resume{whole: rs.whole, saved: rs.saved} // the temp file now belongs to p
-	if t.Hash != "" {
-		p.HashMismatch = !hashEqual(t.Hash, p.Hash)
-	}
-	return p, nil
-}
-
-// keep records where a cut attempt can be taken up again, or drops the
-// temp file when it cannot: the error is not one a retry may fix, no whole
-// chunk arrived, or the bytes written do not match the checkpoint.
-func (f *Fetcher) keep(rs *resume, r *secretstream.Reader, h hash.Hash, written int64, err error) {
-	cp, ok := r.Checkpoint()
-	if !ok || rs.whole || retry.Classify(err) != retry.Transient || written != int64(cp.Chunks)*secretstream.ChunkSize {
-		rs.drop()
-		return
-	}
-	state, merr := h.(encoding.BinaryMarshaler).MarshalBinary()
-	if merr != nil {
-		rs.drop()
-		return
-	}
-	rs.cp, rs.plain, rs.hash = cp, written, state
+	return n, err
 }
 
 func (f *Fetcher) tempFile(dir string) (*os.File, error) {

@@ -255,10 +255,9 @@ func (r *run) check(ctx context.Context, c *candidate) (Class, []byte, error) {
 	if c.item.Placeholder {
 		return Placeholder, nil, nil
 	}
-	var last error
-	gone, bad, cuts := 0, 0, 0
+	var lk looks
 	wait := false
-	for gone+bad < 2 && cuts < max(r.o.Policy.MaxAttempts, 2) {
+	for lk.gone+lk.bad < 2 && lk.cuts < max(r.o.Policy.MaxAttempts, 2) {
 		if wait {
 			// The look after a 404 waits: a store or proxy that answered
 			// 404 for a moment has time to recover.
@@ -275,9 +274,9 @@ func (r *run) check(ctx context.Context, c *candidate) (Class, []byte, error) {
 		case errors.As(err, &ae) && ae.Status == 404 && ae.ObjectStore:
 			// One 404 may be the store's or a proxy's passing mistake: only a
 			// second, through a fresh redirect, confirms the loss.
-			gone++
+			lk.gone++
 			wait = true
-			last = err
+			lk.last = err
 			continue
 		case errors.As(err, &ae) && ae.Status == 404:
 			return NoRecord, nil, nil
@@ -295,28 +294,49 @@ func (r *run) check(ctx context.Context, c *candidate) (Class, []byte, error) {
 		if !errors.Is(err, errs.ErrCorrupted) && !errors.As(err, &te) {
 			return Unknown, nil, err // e.g. a malformed decryption header: not quak's to fix
 		}
-		// Bytes that fail to authenticate were damaged in flight unless they
-		// are the object museum recorded, byte count and all; even then only
-		// a second download that fails too proves them corrupt.
-		size, serr := r.recordedSize(ctx, c)
-		if serr != nil {
-			return Unknown, nil, serr
+		if err := r.countFailure(ctx, c, len(data), err, &lk); err != nil {
+			return Unknown, nil, err
 		}
-		if int64(len(data)) != size {
-			cuts++
-			last = fmt.Errorf("%w: %d bytes of the %d on record", errCut, len(data), size)
-			continue
-		}
-		bad++
-		last = err
 	}
+	return lk.verdict()
+}
+
+// looks counts what the downloads of one thumbnail showed.
+type looks struct {
+	gone, bad, cuts int
+	last            error // what the latest look found wrong
+}
+
+// verdict is the class the looks add up to: two 404s from the store
+// make it lost, two failed authentications of the full object corrupt,
+// anything else unknown.
+func (lk *looks) verdict() (Class, []byte, error) {
 	switch {
-	case gone == 2:
+	case lk.gone == 2:
 		return Lost, nil, nil
-	case bad == 2:
-		return Corrupt, nil, last
+	case lk.bad == 2:
+		return Corrupt, nil, lk.last
 	}
-	return Unknown, nil, last
+	return Unknown, nil, lk.last
+}
+
+// countFailure counts a download of n bytes that failed to authenticate
+// (openErr). Bytes that fail to authenticate were damaged in flight unless
+// they are the object museum recorded, byte count and all; even then only
+// a second download that fails too proves them corrupt.
+func (r *run) countFailure(ctx context.Context, c *candidate, n int, openErr error, lk *looks) error {
+	size, err := r.recordedSize(ctx, c)
+	if err != nil {
+		return err
+	}
+	if int64(n) != size {
+		lk.cuts++
+		lk.last = fmt.Errorf("%w: %d bytes of the %d on record", errCut, n, size)
+		return nil
+	}
+	lk.bad++
+	lk.last = openErr
+	return nil
 }
 
 // LossRecheckWait is how long the helper waits, by default, before looking

@@ -136,18 +136,7 @@ type run struct {
 // listing that fails, an unusable --from folder.
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	start := time.Now()
-	if o.Concurrency < 1 {
-		o.Concurrency = 4
-	}
-	if o.RecheckWait <= 0 {
-		o.RecheckWait = LossRecheckWait
-	}
-	if o.Rand == nil {
-		o.Rand = rand.Reader
-	}
-	if o.Tools.LookPath == nil || o.Tools.Run == nil {
-		o.Tools = SystemTools()
-	}
+	o = o.withDefaults()
 	r := &run{o: o, sum: Summary{Classes: map[Class]int{}, Actions: map[Action]int{}}}
 	defer func() { r.sum.Duration = time.Since(start) }()
 	if o.FromDir != "" {
@@ -173,11 +162,41 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Listed != nil {
 		o.Listed(len(files))
 	}
+	if err := r.handleAll(ctx, files); err != nil {
+		return &r.sum, err
+	}
+	if err := r.repairLost(ctx); err != nil {
+		return &r.sum, err
+	}
+	sort.Slice(r.sum.Problems, func(i, j int) bool { return r.sum.Problems[i] < r.sum.Problems[j] })
+	return &r.sum, nil
+}
+
+// withDefaults fills in what o leaves unset.
+func (o Options) withDefaults() Options {
+	if o.Concurrency < 1 {
+		o.Concurrency = 4
+	}
+	if o.RecheckWait <= 0 {
+		o.RecheckWait = LossRecheckWait
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Reader
+	}
+	if o.Tools.LookPath == nil || o.Tools.Run == nil {
+		o.Tools = SystemTools()
+	}
+	return o
+}
+
+// handleAll handles files on o.Concurrency workers; the first error
+// stops them all and is returned.
+func (r *run) handleAll(ctx context.Context, files []*candidate) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	jobs := make(chan *candidate)
 	var wg sync.WaitGroup
-	for i := 0; i < o.Concurrency; i++ {
+	for i := 0; i < r.o.Concurrency; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -199,13 +218,9 @@ feed:
 	close(jobs)
 	wg.Wait()
 	if ctx.Err() != nil {
-		return &r.sum, context.Cause(ctx)
+		return context.Cause(ctx)
 	}
-	if err := r.repairLost(ctx); err != nil {
-		return &r.sum, err
-	}
-	sort.Slice(r.sum.Problems, func(i, j int) bool { return r.sum.Problems[i] < r.sum.Problems[j] })
-	return &r.sum, nil
+	return nil
 }
 
 // handle checks one file and repairs it when it may. Only errors that stop

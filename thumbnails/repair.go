@@ -61,22 +61,30 @@ func (r *run) repair(ctx context.Context, c *candidate, class Class) (Action, in
 	if err != nil {
 		return Failed, 0, err
 	}
-	if err := Upload(ctx, r.o.Client, r.o.Policy, c.collectionID, c.item.FileID, header, enc); err != nil {
+	if err := r.upload(ctx, c, header, enc, jpg); err != nil {
 		return Failed, size, err
 	}
-	// Count it repaired only once the server serves back what was uploaded.
+	return Repaired, size, nil
+}
+
+// upload sends enc, jpg sealed under header, as c's thumbnail, and
+// counts it done only once the server serves back what was uploaded.
+func (r *run) upload(ctx context.Context, c *candidate, header, enc, jpg []byte) error {
+	if err := Upload(ctx, r.o.Client, r.o.Policy, c.collectionID, c.item.FileID, header, enc); err != nil {
+		return err
+	}
 	back, err := r.fetchThumbnail(ctx, c.item.FileID)
 	if err != nil {
-		return Failed, size, fmt.Errorf("committed, but reading the new thumbnail back failed: %w", err)
+		return fmt.Errorf("committed, but reading the new thumbnail back failed: %w", err)
 	}
 	plain, err := secretstream.OpenBlob(c.item.Key, header, back)
 	if err != nil {
-		return Failed, size, fmt.Errorf("committed, but the thumbnail read back does not decrypt: %w", err)
+		return fmt.Errorf("committed, but the thumbnail read back does not decrypt: %w", err)
 	}
 	if !bytes.Equal(plain, jpg) {
-		return Failed, size, errors.New("committed, but the server serves another thumbnail")
+		return errors.New("committed, but the server serves another thumbnail")
 	}
-	return Repaired, size, nil
+	return nil
 }
 
 // source is c's original as Ente's apps display it (EXIF orientation

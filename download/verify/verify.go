@@ -176,13 +176,7 @@ func (v *verifier) run(ctx context.Context) error {
 	if v.colls, err = v.st.Collections(); err != nil {
 		return err
 	}
-	var files []*state.File
-	err = v.st.Files(func(f *state.File) error {
-		if (f.Status == state.Saved || f.Status == state.HashMismatch) && len(f.Entries) > 0 {
-			files = append(files, f)
-		}
-		return nil
-	})
+	files, err := v.saved()
 	if err != nil {
 		return err
 	}
@@ -190,21 +184,8 @@ func (v *verifier) run(ctx context.Context) error {
 	if err := v.extras(files); err != nil {
 		return err
 	}
-	when, err := v.st.Verified()
-	if err != nil {
+	if err := v.order(files); err != nil {
 		return err
-	}
-	sort.SliceStable(files, func(i, j int) bool {
-		a, b := when[files[i].ID], when[files[j].ID]
-		if !a.Equal(b) {
-			return a.Before(b) // never verified (zero time) first
-		}
-		return files[i].ID < files[j].ID
-	})
-	for _, f := range files {
-		if when[f.ID].IsZero() {
-			v.sum.Unverified++
-		}
 	}
 	n := len(files)
 	if v.o.Sample > 0 && v.o.Sample < 100 {
@@ -234,6 +215,41 @@ func (v *verifier) run(ctx context.Context) error {
 	return errors.Join(err, flush())
 }
 
+// saved lists the files the backup holds copies of.
+func (v *verifier) saved() ([]*state.File, error) {
+	var files []*state.File
+	err := v.st.Files(func(f *state.File) error {
+		if (f.Status == state.Saved || f.Status == state.HashMismatch) && len(f.Entries) > 0 {
+			files = append(files, f)
+		}
+		return nil
+	})
+	return files, err
+}
+
+// order sorts files least recently verified first (never verified ones
+// before all others), so a sample checks what waited longest, and counts
+// the never verified.
+func (v *verifier) order(files []*state.File) error {
+	when, err := v.st.Verified()
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		a, b := when[files[i].ID], when[files[j].ID]
+		if !a.Equal(b) {
+			return a.Before(b) // never verified (zero time) first
+		}
+		return files[i].ID < files[j].ID
+	})
+	for _, f := range files {
+		if when[f.ID].IsZero() {
+			v.sum.Unverified++
+		}
+	}
+	return nil
+}
+
 // partHashes are the hashes f's parts were written with.
 func partHashes(f *state.File) []string { return catalog.PartHashes(f) }
 
@@ -241,50 +257,19 @@ func partHashes(f *state.File) []string { return catalog.PartHashes(f) }
 // albums and parts, and whether it needs to be downloaded again.
 func (v *verifier) judge(l *look) (bad bool) {
 	f, cids := l.f, l.cids
-	want := partHashes(f)
 	if f.Status == state.HashMismatch {
-		// Its bytes may be intact, but never matched what Ente says they are.
-		p := ""
-		if c := v.colls[cids[0]]; c != nil {
-			for _, part := range f.Entries[cids[0]].Parts {
-				p = filepath.Join(c.Folder, part)
-				break // the first
-			}
-		}
-		v.report(Problem{Kind: Mismatch, FileID: f.ID, Path: p,
-			Detail: "its bytes do not match Ente's hash for it (what the uploader sent, or a damaged download)"})
+		v.mismatch(f, cids[0])
 		bad = true
 	}
+	want := partHashes(f)
 	var first []os.FileInfo // the first copy's parts, to compare links with
 	for ci, cid := range cids {
 		e, c := f.Entries[cid], v.colls[cid]
 		if c == nil {
 			continue
 		}
-		var infos []os.FileInfo
-		for i, pl := range l.parts[ci] {
-			if pl.skip {
-				continue
-			}
-			rel := filepath.Join(c.Folder, e.Parts[i])
-			if pl.fi == nil {
-				v.report(Problem{Kind: Missing, FileID: f.ID, Path: rel})
-				bad = true
-				infos = append(infos, nil)
-				continue
-			}
-			infos = append(infos, pl.fi)
-			switch {
-			case !pl.hashed:
-				// no hash on record: nothing to compare
-			case pl.err != nil:
-				v.report(Problem{Kind: Changed, FileID: f.ID, Path: rel, Detail: "unreadable: " + pl.err.Error()})
-				bad = true
-			case pl.sum != want[i]:
-				v.report(Problem{Kind: Changed, FileID: f.ID, Path: rel, Detail: "its bytes no longer match the hash recorded at download"})
-				bad = true
-			}
-		}
+		infos, damaged := v.copyOf(f, c, e, l.parts[ci], want)
+		bad = bad || damaged
 		if first == nil {
 			first = infos
 			continue
@@ -300,6 +285,49 @@ func (v *verifier) judge(l *look) (bad bool) {
 		}
 	}
 	return bad
+}
+
+// mismatch reports a file whose bytes never matched Ente's hash, at its
+// first part in album cid.
+func (v *verifier) mismatch(f *state.File, cid int64) {
+	// Its bytes may be intact, but never matched what Ente says they are.
+	p := ""
+	if c := v.colls[cid]; c != nil && len(f.Entries[cid].Parts) > 0 {
+		p = filepath.Join(c.Folder, f.Entries[cid].Parts[0])
+	}
+	v.report(Problem{Kind: Mismatch, FileID: f.ID, Path: p,
+		Detail: "its bytes do not match Ente's hash for it (what the uploader sent, or a damaged download)"})
+}
+
+// copyOf checks one album's copy of f part by part against the hashes
+// want, reporting what is missing or changed. It returns the parts' file
+// infos (nil for a missing one, none for a skipped one) and whether any
+// part was damaged.
+func (v *verifier) copyOf(f *state.File, c *state.Collection, e *state.Entry, parts []partLook, want []string) (infos []os.FileInfo, bad bool) {
+	for i, pl := range parts {
+		if pl.skip {
+			continue
+		}
+		rel := filepath.Join(c.Folder, e.Parts[i])
+		if pl.fi == nil {
+			v.report(Problem{Kind: Missing, FileID: f.ID, Path: rel})
+			infos = append(infos, nil)
+			bad = true
+			continue
+		}
+		infos = append(infos, pl.fi)
+		switch {
+		case !pl.hashed:
+			// no hash on record: nothing to compare
+		case pl.err != nil:
+			v.report(Problem{Kind: Changed, FileID: f.ID, Path: rel, Detail: "unreadable: " + pl.err.Error()})
+			bad = true
+		case pl.sum != want[i]:
+			v.report(Problem{Kind: Changed, FileID: f.ID, Path: rel, Detail: "its bytes no longer match the hash recorded at download"})
+			bad = true
+		}
+	}
+	return infos, bad
 }
 
 // extras reports files in album folders that no saved entry names.
