@@ -144,9 +144,10 @@ func (out *restoreOutput) event(e restore.Event) {
 		out.line("quak: %s %s: %v", verb, e.Title, e.Err)
 	case out.o.dryRun && !out.d.g.quiet, out.d.g.verbose:
 		what := e.Title
-		if e.Kind == restore.AlbumCreated {
+		switch e.Kind {
+		case restore.AlbumCreated:
 			what = e.Album
-		} else if e.Kind == restore.Added {
+		case restore.Added:
 			what = e.Title + " → " + e.Album
 		}
 		out.line("%s %s", verb, what)

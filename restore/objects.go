@@ -150,12 +150,17 @@ func (r *run) sendParts(ctx context.Context, in *folder.Intent, path string) err
 		}
 	}
 	err = r.o.Target.Client.CompleteMultipart(ctx, p.CompleteURL, p.ETags)
-	var ae *errs.ApiError
-	if err != nil && !retry.Unreachable(err) && !(errors.As(err, &ae) && ae.Status == 404) {
+	if err != nil && !retry.Unreachable(err) && !notFound(err) {
 		return fmt.Errorf("completing its upload: %w", err)
 	}
 	// Completed, or perhaps (an answer lost, or a completion repeated
 	// after a crash): POST /files finds out.
 	in.File.Sent = true
 	return r.j.PutIntent(in)
+}
+
+// notFound reports the store's 404: a completion repeated (NoSuchUpload).
+func notFound(err error) bool {
+	var ae *errs.ApiError
+	return errors.As(err, &ae) && ae.Status == 404
 }
