@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/secretstream"
@@ -20,7 +21,7 @@ type encryptFunc func(key, header []byte, src io.Reader) (*secretstream.EncryptR
 
 // partLength is a part of a multipart upload as Ente's web app sends it:
 // five ciphertext chunks (UP.2).
-const partLength = 5 * (secretstream.ChunkSize + secretstream.Overhead)
+const partLength = apiclient.PartLength
 
 // multipartFrom is the ciphertext size from which an object goes in
 // parts: a stream of five chunks or more, as Ente's web app decides.
