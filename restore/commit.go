@@ -40,7 +40,7 @@ func (r *run) upload(ctx context.Context, o *original, in *folder.Intent) error 
 		return err
 	}
 	r.sum.Uploaded++
-	r.emit(Event{Kind: Uploaded, Source: o.rec.ID, Title: o.rec.Meta.Title, Bytes: in.File.Size + in.Thumb.Size})
+	r.emit(Event{Kind: Uploaded, Source: o.rec.ID, Title: o.rec.Meta.Title, Bytes: in.File.Size})
 	return nil
 }
 

@@ -19,6 +19,6 @@ type Event struct {
 	Source int64  // the original's file id in the backup
 	Title  string // its title
 	Album  string // the album's name, for AlbumCreated and Added
-	Bytes  int64  // ciphertext bytes, for Uploaded
+	Bytes  int64  // the original's ciphertext bytes, for Uploaded
 	Err    error  // for Failed, and why a Placeholder was sent
 }

@@ -18,6 +18,13 @@ func TestRestoreIntoAnEmptyAccountGivesTheLibraryBack(t *testing.T) {
 	assert.Equal(t, 0, sum.Present)
 	assert.Equal(t, 4, sum.AlbumsCreated, "Trip, Family, Favorites, .hidden")
 	assert.Equal(t, 2, sum.Placeholders, "the video without ffmpeg, the HEIC without libheif")
+	var told int64
+	for _, ev := range e.events {
+		if ev.Kind == Uploaded {
+			told += ev.Bytes
+		}
+	}
+	assert.Equal(t, sum.Bytes, told, "the events add up to the summary")
 	e.sameAsSource()
 
 	again := e.mustRestore()
