@@ -83,13 +83,30 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 
 // doHeader is do that also returns the answer's headers.
 func (c *Client) doHeader(ctx context.Context, method, path string, query url.Values, in, out any) (http.Header, error) {
-	var body io.Reader
+	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return nil, err
 		}
-		body = bytes.NewReader(b)
+		body = b
+	}
+	return c.doRaw(ctx, method, path, query, body, out)
+}
+
+// doJSON is do with the JSON body given as bytes (nil: no body), sent as
+// they are.
+func (c *Client) doJSON(ctx context.Context, method, path string, query url.Values, in []byte, out any) error {
+	_, err := c.doRaw(ctx, method, path, query, in, out)
+	return err
+}
+
+// doRaw sends the request with the JSON body in (nil: none) and returns
+// the answer's headers.
+func (c *Client) doRaw(ctx context.Context, method, path string, query url.Values, in []byte, out any) (http.Header, error) {
+	var body io.Reader
+	if in != nil {
+		body = bytes.NewReader(in)
 	}
 	u := c.base.JoinPath(path)
 	u.RawQuery = query.Encode()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quak-photos/quak/errs"
@@ -13,7 +14,9 @@ import (
 // Deadlines are quak's two time limits on a request: one for the response
 // headers (connecting included), one for any gap between body bytes. There
 // is deliberately no limit on a whole transfer: a 4 GB video that keeps
-// moving is never cut.
+// moving is never cut, downloaded or uploaded. A request with a body (an
+// upload) waits for its answer only once the body is sent; while it is
+// sent, the body deadline holds.
 type Deadlines struct {
 	Headers  time.Duration // default 20 s, long enough for a server's cold start
 	BodyIdle time.Duration // default 60 s without a single byte
@@ -79,33 +82,80 @@ type roundTrip struct {
 
 func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
-	req = req.WithContext(ctx)
+	req = req.WithContext(ctx) // a copy: its body can be wrapped
+	var sending *sendingBody
+	if req.Body != nil && req.Body != http.NoBody {
+		sending = &sendingBody{rc: req.Body, sent: make(chan struct{})}
+		req.Body = sending
+	}
 	done := make(chan roundTrip, 1)
 	go func() {
 		resp, err := t.base.RoundTrip(req) //nolint:bodyclose // handed to the caller, or closed by abandon
 		done <- roundTrip{resp, err}
 	}()
 	newTimer := t.d.timers(req)
-	timer := newTimer(t.d.Headers)
-	select {
-	case r := <-done:
-		timer.Stop()
-		if r.err != nil {
-			cancel()
-			return nil, r.err
-		}
-		r.resp.Body = &idleBody{rc: r.resp.Body, cancel: cancel, idle: t.d.BodyIdle, newTimer: newTimer, direct: t.direct}
-		return r.resp, nil
-	case <-timer.C():
-		cancel()
-		go abandon(done)
-		return nil, &errs.TimeoutError{Phase: "response headers", After: t.d.Headers}
-	case <-req.Context().Done():
-		timer.Stop()
-		cancel()
-		go abandon(done)
-		return nil, req.Context().Err()
+	phase, wait := "response headers", t.d.Headers
+	var sent <-chan struct{}
+	if sending != nil {
+		phase, wait, sent = "request body", t.d.BodyIdle, sending.sent
 	}
+	timer := newTimer(wait)
+	for {
+		select {
+		case r := <-done:
+			timer.Stop()
+			if r.err != nil {
+				cancel()
+				return nil, r.err
+			}
+			r.resp.Body = &idleBody{rc: r.resp.Body, cancel: cancel, idle: t.d.BodyIdle, newTimer: newTimer, direct: t.direct}
+			return r.resp, nil
+		case <-sent:
+			timer.Stop()
+			sent, phase, wait = nil, "response headers", t.d.Headers
+			timer = newTimer(wait)
+		case <-timer.C():
+			if sent != nil && sending.moved.Swap(false) {
+				timer = newTimer(wait) // bytes went out meanwhile: wait again
+				continue
+			}
+			cancel()
+			go abandon(done)
+			return nil, &errs.TimeoutError{Phase: phase, After: wait}
+		case <-req.Context().Done():
+			timer.Stop()
+			cancel()
+			go abandon(done)
+			return nil, req.Context().Err()
+		}
+	}
+}
+
+// sendingBody is a request body on its way out: it notes that bytes moved
+// and closes sent once the transport has read it all (or closed it). A
+// body the transport rewinds through GetBody to send again is not tracked:
+// net/http does so only for a body not yet written.
+type sendingBody struct {
+	rc    io.ReadCloser
+	moved atomic.Bool
+	once  sync.Once
+	sent  chan struct{}
+}
+
+func (b *sendingBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.moved.Store(true)
+	}
+	if err != nil {
+		b.once.Do(func() { close(b.sent) })
+	}
+	return n, err
+}
+
+func (b *sendingBody) Close() error {
+	b.once.Do(func() { close(b.sent) })
+	return b.rc.Close()
 }
 
 // abandon closes the response of a round trip nobody waits for any more.

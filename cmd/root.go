@@ -157,7 +157,7 @@ file's decision) and --log-file PATH.
 	root.SetOut(d.stdout)
 	root.SetErr(d.stderr)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newAccountsCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newPruneTrashCmd(d), newHelperCmd(d))
+	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newAccountsCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newPruneTrashCmd(d), newHelperCmd(d), newRestoreCmd(d))
 	return root
 }
 

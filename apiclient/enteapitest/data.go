@@ -42,6 +42,7 @@ func (s *Server) collectionFor(a *Album, u *User) (apiclient.Collection, int64, 
 		changed = max(changed, sh.updated)
 		c.UpdationTime = changed
 	}
+	s.asSent(a, u, &c)
 	for _, sh := range a.shares {
 		if !sh.removed {
 			c.Sharees = append(c.Sharees, apiclient.CollectionUser{ID: sh.user.ID, Email: sh.user.Email, Role: sh.role})
@@ -109,6 +110,7 @@ func (s *Server) fileFor(a *Album, e *entry, u *User) apiclient.File {
 	out.Thumbnail = apiclient.FileAttributes{DecryptionHeader: f.thumbHeader}
 	out.Metadata = apiclient.FileAttributes{EncryptedData: f.metaEnc, DecryptionHeader: f.metaHeader}
 	out.PubMagicMetadata = f.pubMagic
+	out.MagicMetadata = s.ownerMagic(f, u)
 	info := &apiclient.FileInfo{FileSize: s.objects[f.fileObject].size}
 	if f.spec.AnnounceSize != 0 {
 		info.FileSize = f.spec.AnnounceSize
@@ -136,31 +138,15 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 		apiErr(w, 404, "", "")
 		return
 	}
-	var es []*entry
-	for _, e := range a.entries {
-		if e.updated > since {
-			es = append(es, e)
-		}
-	}
-	sort.Slice(es, func(i, j int) bool {
-		if es[i].updated != es[j].updated {
-			return es[i].updated < es[j].updated
-		}
-		return es[i].file.ID < es[j].file.ID
-	})
-	// A page never splits one updationTime.
-	n := min(s.cfg.PageSize, len(es))
-	for n > 0 && n < len(es) && es[n].updated == es[n-1].updated {
-		n++
-	}
-	page := make([]apiclient.File, 0, n)
-	for _, e := range es[:n] {
+	es, more := s.diffPage(a, since)
+	page := make([]apiclient.File, 0, len(es))
+	for _, e := range es {
 		page = append(page, s.fileFor(a, e, u))
 	}
 	if s.tamperDiff != nil {
 		page = s.tamperDiff(a.ID, page)
 	}
-	writeJSON(w, 200, apiclient.DiffPage{Diff: page, HasMore: n < len(es) || a.neverEnding})
+	writeJSON(w, 200, apiclient.DiffPage{Diff: page, HasMore: more || a.neverEnding})
 }
 
 // TamperDiff has fn rewrite every diff page before it is sent, as a
@@ -300,4 +286,27 @@ func (s *Server) largeThumbnails(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	writeJSON(w, 200, map[string]any{"largeThumbnailFiles": ids})
+}
+
+// diffPage is the next page of album a's entries changed after since, in
+// museum's order (updationTime, then id), and whether more follow. A page
+// never splits one updationTime. s.mu is held.
+func (s *Server) diffPage(a *Album, since int64) (page []*entry, more bool) {
+	var es []*entry
+	for _, e := range a.entries {
+		if e.updated > since {
+			es = append(es, e)
+		}
+	}
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].updated != es[j].updated {
+			return es[i].updated < es[j].updated
+		}
+		return es[i].file.ID < es[j].file.ID
+	})
+	n := min(s.cfg.PageSize, len(es))
+	for n > 0 && n < len(es) && es[n].updated == es[n-1].updated {
+		n++
+	}
+	return es[:n], n < len(es)
 }

@@ -40,6 +40,7 @@ const (
 	faultShiftRange
 	faultHold
 	faultStaleHeader
+	faultDrop
 )
 
 // Pass lets one request through untouched (to script "fail, pass, fail").
@@ -81,6 +82,10 @@ func DeclareLength(n int64) Fault { return Fault{kind: faultDeclare, n: n} }
 // LoseResponse lets the server act on the request, then resets the
 // connection before the answer: the client cannot tell whether it worked.
 func LoseResponse() Fault { return Fault{kind: faultLoseResponse} }
+
+// Drop resets the connection without acting on the request: the client
+// cannot tell it from LoseResponse, which acted.
+func Drop() Fault { return Fault{kind: faultDrop} }
 
 // IgnoreRange serves the whole object with 200, as a store that does not
 // honour Range would.
@@ -192,6 +197,8 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault, h h
 		}
 	case faultLoseResponse:
 		h.ServeHTTP(httptest.NewRecorder(), r)
+		resetConnection(w)
+	case faultDrop:
 		resetConnection(w)
 	case faultStaleHeader:
 		rec := httptest.NewRecorder()

@@ -256,21 +256,8 @@ func parseJWT(secret []byte, tok string, claims any) bool {
 	return err == nil && json.Unmarshal(b, claims) == nil
 }
 
-// window counts one IP's verify-password requests in a fixed minute
-// (ulule/limiter's memory store, museum's "10-M"; PL.6).
-type window struct {
-	start int64
-	n     int
-}
-
 // passwordAttempt counts a verify-password request from ip and reports
 // whether it is within 10 a minute; s.mu is held.
 func (s *Server) passwordAttempt(ip string) bool {
-	w := s.links.attempts[ip]
-	if w == nil || s.clock >= w.start+int64(time.Minute/time.Microsecond) {
-		w = &window{start: s.clock}
-		s.links.attempts[ip] = w
-	}
-	w.n++
-	return w.n <= 10
+	return countIn(s.links.attempts, ip, s.clock) <= 10 // ulule/limiter's memory store, museum's "10-M"
 }

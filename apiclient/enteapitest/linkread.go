@@ -2,7 +2,6 @@ package enteapitest
 
 import (
 	"net/http"
-	"sort"
 	"strconv"
 
 	"github.com/quak-photos/quak/apiclient"
@@ -55,27 +54,12 @@ func (s *Server) linkDiff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := l.album
-	var es []*entry
-	for _, e := range a.entries {
-		if e.updated > since {
-			es = append(es, e)
-		}
-	}
-	sort.Slice(es, func(i, j int) bool {
-		if es[i].updated != es[j].updated {
-			return es[i].updated < es[j].updated
-		}
-		return es[i].file.ID < es[j].file.ID
-	})
-	n := min(s.cfg.PageSize, len(es))
-	for n > 0 && n < len(es) && es[n].updated == es[n-1].updated {
-		n++
-	}
-	page := make([]apiclient.File, 0, n)
-	for _, e := range es[:n] {
+	es, more := s.diffPage(a, since)
+	page := make([]apiclient.File, 0, len(es))
+	for _, e := range es {
 		page = append(page, s.fileFor(a, e, a.Owner)) // magicMetadata is never sent (PL.3)
 	}
-	writeJSON(w, 200, apiclient.DiffPage{Diff: page, HasMore: n < len(es) || a.neverEnding})
+	writeJSON(w, 200, apiclient.DiffPage{Diff: page, HasMore: more || a.neverEnding})
 }
 
 // linkObject is GET /public-collection/files/{download,preview}/:id

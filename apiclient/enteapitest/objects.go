@@ -2,8 +2,6 @@ package enteapitest
 
 import (
 	"bytes"
-	"crypto/md5"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -137,24 +135,8 @@ func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", strconv.FormatInt(o.size, 10))
 		}
 		_ = o.writeTo(w)
-	case "PUT":
-		body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-		if err != nil {
-			w.WriteHeader(400)
-			return
-		}
-		if want := r.Header.Get("Content-MD5"); want != "" {
-			sum := md5.Sum(body)
-			if base64.StdEncoding.EncodeToString(sum[:]) != want {
-				w.WriteHeader(400)
-				fmt.Fprint(w, "<Error><Code>BadDigest</Code></Error>")
-				return
-			}
-		}
-		s.mu.Lock()
-		s.objects[key] = &object{data: body, size: int64(len(body))}
-		s.mu.Unlock()
-		w.WriteHeader(200)
+	case "PUT", "POST":
+		s.storeUpload(w, r, key)
 	default:
 		w.WriteHeader(405)
 	}

@@ -104,3 +104,52 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEncryptReader encrypts arbitrary plaintext through the EncryptReader
+// at an arbitrary chunk size, read in arbitrary steps, and decrypts it back
+// with the Reader; the ciphertext is also the Writer's, byte for byte.
+func FuzzEncryptReader(f *testing.F) {
+	for _, v := range fuzzVectors(f) {
+		f.Add(sodiumtest.Pattern(v.PlaintextLen, v.PlaintextSeed), uint16(v.ChunkSize%4096), uint16(7))
+	}
+	key := bytes.Repeat([]byte{3}, KeySize)
+	header := bytes.Repeat([]byte{4}, HeaderSize)
+	f.Fuzz(func(t *testing.T, pt []byte, chunk, step uint16) {
+		c := int(chunk)%512 + 1
+		r, err := newEncryptReader(key, header, bytes.NewReader(pt), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ct []byte
+		buf := make([]byte, int(step)%700+1)
+		for {
+			n, err := r.Read(buf)
+			ct = append(ct, buf[:n]...)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := encrypt(key, header, pt, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(ct, want) {
+			t.Fatalf("%d bytes at chunk %d: the EncryptReader and the Writer differ", len(pt), c)
+		}
+		d, err := newReader(key, header, bytes.NewReader(ct), int64(len(ct)), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Release()
+		got, err := io.ReadAll(d)
+		if err != nil {
+			t.Fatalf("round trip of %d bytes at chunk %d: %v", len(pt), c, err)
+		}
+		if !bytes.Equal(got, pt) {
+			t.Fatalf("round trip of %d bytes at chunk %d changed the data", len(pt), c)
+		}
+	})
+}

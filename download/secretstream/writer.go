@@ -3,6 +3,7 @@ package secretstream
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -96,6 +97,21 @@ func Encrypt(key, header, plaintext []byte) ([]byte, error) {
 // SealBlob returns plaintext encrypted as a single FINAL message.
 func SealBlob(key, header, plaintext []byte) ([]byte, error) {
 	return encrypt(key, header, plaintext, max(len(plaintext), 1))
+}
+
+// EncryptBlob seals plaintext as an Ente blob (metadata, magic metadata,
+// thumbnail) under key with a fresh header read from rand, and returns the
+// ciphertext and the header.
+func EncryptBlob(rand io.Reader, key, plaintext []byte) (ciphertext, header []byte, err error) {
+	header, err = NewHeader(rand)
+	if err != nil {
+		return nil, nil, fmt.Errorf("secretstream: making a header: %w", err)
+	}
+	ciphertext, err = SealBlob(key, header, plaintext)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ciphertext, header, nil
 }
 
 func encrypt(key, header, plaintext []byte, chunkSize int) ([]byte, error) {

@@ -1,0 +1,24 @@
+package restore
+
+// Kind is what an Event reports.
+type Kind string
+
+// Event kinds.
+const (
+	AlbumCreated Kind = "album-created" // an album made in the target (would be, in a dry run)
+	Uploaded     Kind = "uploaded"      // an original uploaded and committed (would be, in a dry run)
+	Present      Kind = "present"       // the target already has it: not uploaded
+	Added        Kind = "added"         // a file added to one more target album
+	Placeholder  Kind = "placeholder"   // no thumbnail could be made: Ente's placeholder was sent
+	Failed       Kind = "failed"        // an original that could not be restored this run
+)
+
+// Event is one thing a restore did.
+type Event struct {
+	Kind   Kind
+	Source int64  // the original's file id in the backup
+	Title  string // its title
+	Album  string // the album's name, for AlbumCreated and Added
+	Bytes  int64  // the original's ciphertext bytes, for Uploaded
+	Err    error  // for Failed, and why a Placeholder was sent
+}

@@ -1,0 +1,178 @@
+package restore
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download/durable"
+	"github.com/quak-photos/quak/download/secretstream"
+)
+
+// encryptFunc makes the ciphertext stream of src under key and header.
+type encryptFunc func(key, header []byte, src io.Reader) (*secretstream.EncryptReader, error)
+
+// partLength is a part of a multipart upload as Ente's web app sends it:
+// five ciphertext chunks (UP.2).
+const partLength = apiclient.PartLength
+
+// multipartFrom is the ciphertext size from which an object goes in
+// parts: a stream of five chunks or more, as Ente's web app decides.
+const multipartFrom = 4*(secretstream.ChunkSize+secretstream.Overhead) + 1
+
+// ErrChanged reports an original whose bytes are no longer those the
+// backup saved: quak uploads nothing it cannot vouch for.
+var ErrChanged = errors.New("the file no longer holds what the backup saved")
+
+// measured is what one pass over an original's ciphertext learns: its
+// size, MD5 (whole and by part) and, for the self-check, its first chunk
+// and the plaintext it must open to.
+type measured struct {
+	size     int64
+	sum      [md5.Size]byte
+	partSums [][md5.Size]byte
+	first    []byte // the first ciphertext chunk
+	plain    []byte // the first plaintext chunk
+}
+
+// plaintext is the path of what is uploaded for o: the file itself, or
+// for a live photo an archive of its image and video made in the
+// folder's temp area (the same bytes every time), removed by done.
+func (r *run) plaintext(o *original) (path string, done func(), err error) {
+	if len(o.parts) == 1 {
+		return o.parts[0], func() {}, nil
+	}
+	t, err := durable.CreateTemp(r.f.Temp())
+	if err != nil {
+		return "", nil, err
+	}
+	if err := writeLive(t.File(), o.parts); err != nil {
+		t.Discard()
+		return "", nil, err
+	}
+	if err := t.File().Close(); err != nil {
+		t.Discard()
+		return "", nil, err
+	}
+	return t.Name(), func() { _ = os.Remove(t.Name()) }, nil
+}
+
+// writeLive writes a live photo's archive as Ente's apps make it (UP.8):
+// image.<ext> then video.<ext>, stored, no times, so the bytes depend on
+// the parts alone.
+func writeLive(w io.Writer, parts []string) error {
+	zw := zip.NewWriter(w)
+	for i, name := range []string{"image", "video"} {
+		hw, err := zw.CreateHeader(&zip.FileHeader{Name: name + filepath.Ext(parts[i]), Method: zip.Store})
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(parts[i])
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(hw, f)
+		_ = f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return zw.Close()
+}
+
+// checkHashes makes sure each part still holds the bytes the backup
+// saved (the hashes it recorded), and wraps ErrChanged when not.
+func checkHashes(o *original) error {
+	for i, p := range o.parts {
+		h, err := hashFile(p)
+		if err != nil {
+			return err
+		}
+		if h != o.hashes[i] {
+			return fmt.Errorf("%s: %w", filepath.Base(p), ErrChanged)
+		}
+	}
+	return nil
+}
+
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = f.Close() }()
+	h := keys.NewHash()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return keys.EncodeB64(h.Sum(nil)), nil
+}
+
+// measure encrypts the plaintext at path under key and header once,
+// keeping only its size, checksums and first chunk.
+func (r *run) measure(path string, key, header []byte) (*measured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	plain := &capture{max: secretstream.ChunkSize}
+	er, err := r.encrypt(key, header, io.TeeReader(f, plain))
+	if err != nil {
+		return nil, err
+	}
+	m := &measured{}
+	whole, part := md5.New(), md5.New()
+	first := &capture{max: secretstream.ChunkSize + secretstream.Overhead}
+	var inPart int64
+	buf := make([]byte, 256<<10)
+	for {
+		n, err := er.Read(buf)
+		for b := buf[:n]; len(b) > 0; {
+			k := min(int64(len(b)), partLength-inPart)
+			write(b[:k], whole, part, first)
+			m.size, inPart, b = m.size+k, inPart+k, b[k:]
+			if inPart == partLength {
+				m.partSums, inPart = append(m.partSums, [md5.Size]byte(part.Sum(nil))), 0
+				part.Reset()
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if inPart > 0 {
+		m.partSums = append(m.partSums, [md5.Size]byte(part.Sum(nil)))
+	}
+	m.sum, m.first, m.plain = [md5.Size]byte(whole.Sum(nil)), first.b.Bytes(), plain.b.Bytes()
+	return m, nil
+}
+
+func write(b []byte, ws ...io.Writer) {
+	for _, w := range ws {
+		_, _ = w.Write(b) // hashes and captures never fail
+	}
+}
+
+// capture keeps the first max bytes written to it.
+type capture struct {
+	b   bytes.Buffer
+	max int
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	if room := c.max - c.b.Len(); room > 0 {
+		c.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}

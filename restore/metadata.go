@@ -1,0 +1,79 @@
+package restore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download/secretstream"
+)
+
+// uploadMeta is the metadata JSON Ente's web app writes at upload (UP.3):
+// times in µs, the place only when known, the hash of the plaintext
+// ("image:video" for a live photo).
+type uploadMeta struct {
+	FileType           int      `json:"fileType"`
+	Title              string   `json:"title"`
+	CreationTime       int64    `json:"creationTime"`
+	ModificationTime   int64    `json:"modificationTime"`
+	Hash               string   `json:"hash"`
+	Latitude           *float64 `json:"latitude,omitempty"`
+	Longitude          *float64 `json:"longitude,omitempty"`
+	HasStaticThumbnail bool     `json:"hasStaticThumbnail,omitempty"`
+}
+
+// metadataJSON is o's metadata as the backup knows it, edits applied: its
+// title, times and place come back as they were last seen.
+func metadataJSON(o *original, placeholder bool) ([]byte, error) {
+	m := o.rec.Meta
+	return json.Marshal(uploadMeta{FileType: m.FileType, Title: m.Title, CreationTime: m.CreationTime,
+		ModificationTime: m.ModificationTime, Hash: o.hash(), Latitude: m.Latitude, Longitude: m.Longitude,
+		HasStaticThumbnail: placeholder})
+}
+
+// publicFields are o's public magic metadata at upload: its caption and
+// the offset of the place it was taken; empty ones are dropped.
+func publicFields(o *original) map[string]any {
+	f := map[string]any{}
+	if o.rec.Meta.Caption != "" {
+		f["caption"] = o.rec.Meta.Caption
+	}
+	if o.rec.Meta.Offset != "" {
+		f["offsetTime"] = o.rec.Meta.Offset
+	}
+	return f
+}
+
+// selfCheck opens what is about to be sent as a reader of the target
+// would: the file key from its box under the album key, the first chunk
+// of the original, the thumbnail, the metadata and the public magic
+// metadata. museum checks none of it, and keeps junk for good (UP.4).
+func selfCheck(s *sealed) error {
+	bad := func(what string, err error) error {
+		return fmt.Errorf("refusing to upload: its %s does not open as sent: %w", what, err)
+	}
+	key, err := keys.SecretboxOpen(s.nf.EncryptedKey, s.nf.KeyDecryptionNonce, s.home.Key)
+	if err != nil || !bytes.Equal(key, s.key) {
+		return bad("file key", err)
+	}
+	rd, err := secretstream.NewReader(key, s.header, bytes.NewReader(s.m.first), s.m.size)
+	if err != nil {
+		return bad("original", err)
+	}
+	got := make([]byte, len(s.m.plain))
+	if _, err := io.ReadFull(rd, got); err != nil || !bytes.Equal(got, s.m.plain) {
+		return bad("original", err)
+	}
+	md, err := secretstream.OpenBlob(key, s.nf.Metadata.DecryptionHeader, s.nf.Metadata.EncryptedData)
+	if err != nil || !bytes.Equal(md, s.md) {
+		return bad("metadata", err)
+	}
+	if mm := s.nf.PubMagicMetadata; mm != nil {
+		if _, err := secretstream.OpenBlob(key, mm.Header, mm.Data); err != nil {
+			return bad("public magic metadata", err)
+		}
+	}
+	return nil
+}

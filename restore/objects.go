@@ -1,0 +1,166 @@
+package restore
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/folder"
+	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/retry"
+)
+
+// Routes of museum's upload-URL limit.
+const (
+	routeURL       = "POST /files/upload-url"
+	routeMultipart = "POST /files/multipart-upload-url"
+)
+
+// mint gives ob an object key and checksummed URLs: one URL, or one per
+// part from multipartFrom bytes on. A new key is harmless (museum removes
+// an object never committed), so minting is retried freely.
+func (r *run) mint(ctx context.Context, ob *folder.Object, m *measured) error {
+	route := routeURL
+	if m.size >= multipartFrom {
+		route = routeMultipart
+	}
+	err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+		if err := r.urls.wait(ctx, route); err != nil {
+			return err
+		}
+		if route == routeURL {
+			u, err := r.o.Target.Client.UploadURL(ctx, m.size, m.sum)
+			if err == nil {
+				ob.ObjectKey, ob.URL = u.ObjectKey, u.URL
+			}
+			return err
+		}
+		mu, err := r.o.Target.Client.MultipartUploadURL(ctx, m.size, partLength, m.partSums)
+		if err == nil {
+			ob.ObjectKey = mu.ObjectKey
+			ob.Parts = &folder.Parts{Length: partLength, URLs: mu.PartURLs, CompleteURL: mu.CompleteURL,
+				ETags: make([]string, len(mu.PartURLs)), MD5s: sums(m.partSums)}
+		}
+		return err
+	})
+	return quotaRefusal(err)
+}
+
+func sums(ss [][md5.Size]byte) []apiclient.B64 {
+	out := make([]apiclient.B64, len(ss))
+	for i, s := range ss {
+		out[i] = s[:]
+	}
+	return out
+}
+
+// sendThumb puts the thumbnail's ciphertext, kept in the journal, to its
+// pinned URL: repeating it with the same bytes is harmless.
+func (r *run) sendThumb(ctx context.Context, in *folder.Intent) error {
+	if in.Thumb.Sent {
+		return nil
+	}
+	err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+		_, err := r.o.Target.Client.PutUpload(ctx, in.Thumb.URL, bytes.NewReader(in.Thumb.Data), in.Thumb.Size, [md5.Size]byte(in.Thumb.MD5))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("uploading its thumbnail: %w", err)
+	}
+	in.Thumb.Sent = true
+	return r.j.PutIntent(in)
+}
+
+// sendFile puts the original's ciphertext, made again from the journal's
+// key and header (the same bytes: the URL's checksum refuses others), in
+// one PUT or part by part.
+func (r *run) sendFile(ctx context.Context, in *folder.Intent, path string) error {
+	if in.File.Sent {
+		return nil
+	}
+	if in.File.Parts != nil {
+		return r.sendParts(ctx, in, path)
+	}
+	err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+		src, closeSrc, err := r.ciphertext(path, in)
+		if err != nil {
+			return err
+		}
+		defer closeSrc()
+		_, err = r.o.Target.Client.PutUpload(ctx, in.File.URL, src, in.File.Size, [md5.Size]byte(in.File.MD5))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("uploading it: %w", err)
+	}
+	r.sum.Bytes += in.File.Size
+	in.File.Sent = true
+	return r.j.PutIntent(in)
+}
+
+// ciphertext opens the original's ciphertext stream again.
+func (r *run) ciphertext(path string, in *folder.Intent) (io.Reader, func(), error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	er, err := r.encrypt(in.FileKey, in.File.Header, f)
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, err
+	}
+	return er, func() { _ = f.Close() }, nil
+}
+
+// sendParts puts each part not yet sent, recording its ETag as it is
+// answered, then completes the upload once: a completion is not
+// repeatable (UP.2), so a lost answer counts as done and POST /files tells.
+func (r *run) sendParts(ctx context.Context, in *folder.Intent, path string) error {
+	src, closeSrc, err := r.ciphertext(path, in)
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	p := in.File.Parts
+	buf := make([]byte, p.Length)
+	for i := range p.URLs {
+		n, err := io.ReadFull(src, buf[:min(p.Length, in.File.Size-int64(i)*p.Length)])
+		if err != nil {
+			return err
+		}
+		if p.ETags[i] != "" {
+			continue
+		}
+		err = retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+			etag, err := r.o.Target.Client.PutUpload(ctx, p.URLs[i], bytes.NewReader(buf[:n]), int64(n), [md5.Size]byte(p.MD5s[i]))
+			p.ETags[i] = etag
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("uploading part %d: %w", i+1, err)
+		}
+		r.sum.Bytes += int64(n)
+		if err := r.j.PutIntent(in); err != nil {
+			return err
+		}
+	}
+	err = r.o.Target.Client.CompleteMultipart(ctx, p.CompleteURL, p.ETags)
+	if err != nil && !retry.Unreachable(err) && !notFound(err) {
+		return fmt.Errorf("completing its upload: %w", err)
+	}
+	// Completed, or perhaps (an answer lost, or a completion repeated
+	// after a crash): POST /files finds out.
+	in.File.Sent = true
+	return r.j.PutIntent(in)
+}
+
+// notFound reports the store's 404: a completion repeated (NoSuchUpload).
+func notFound(err error) bool {
+	var ae *errs.ApiError
+	return errors.As(err, &ae) && ae.Status == 404
+}

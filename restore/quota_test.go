@@ -1,0 +1,39 @@
+package restore
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/secretstream"
+)
+
+func TestEstimateCountsEveryPartAndTheThumbnail(t *testing.T) {
+	dir := t.TempDir()
+	img, vid := filepath.Join(dir, "a.heic"), filepath.Join(dir, "a.mov")
+	require.NoError(t, os.WriteFile(img, make([]byte, 1000), 0o600))
+	require.NoError(t, os.WriteFile(vid, make([]byte, 3000), 0o600))
+	r := &run{}
+	assert.Equal(t, secretstream.CiphertextSize(1000)+thumbEstimate, r.estimate(&original{parts: []string{img}}))
+	assert.Equal(t, secretstream.CiphertextSize(4000+zipEstimate)+thumbEstimate, r.estimate(&original{parts: []string{img, vid}}))
+}
+
+// A file whose objects went out before a crash is still to be stored:
+// the next run counts it against the target's room.
+func TestRestoreCountsAFileSentButNotCommittedAgainstTheQuota(t *testing.T) {
+	e := newEnv(t)
+	e.src.AddAlbum("Trip").AddFile(enteapitest.FileSpec{Title: "one.jpg", Data: enteapitest.FakeJPEG("one")})
+	e.backup(e.src, e.dir)
+	e.s.Inject("POST /files", enteapitest.Status(401))
+	_, err := e.restoreWith(e.options())
+	require.Error(t, err)
+	e.dst.SetStorage(e.dst.Usage() + 1000)
+	_, err = e.restoreWith(e.options())
+	var qe *QuotaError
+	require.ErrorAs(t, err, &qe)
+	assert.Equal(t, 1, e.s.Requests("POST /files"), "nothing is sent beyond the room")
+}

@@ -1,0 +1,131 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/folder"
+	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/retry"
+)
+
+// run is one restore of a backup folder into an account.
+type run struct {
+	o      Options
+	f      *folder.Folder
+	plan   *plan
+	sum    *Summary
+	j      *folder.Journal // nil in a dry run
+	tgt    *target
+	albums map[int64]*catalog.Album // source album id → the target's
+	urls   *window
+	// encrypt makes an original's ciphertext (secretstream's, but for the
+	// tests of the self-check).
+	encrypt encryptFunc
+}
+
+func (r *run) run(ctx context.Context) error {
+	r.albums = map[int64]*catalog.Album{}
+	r.urls = newWindow(r.o.URLsPerMinute, r.o.Now, r.o.Policy.Sleep)
+	if r.encrypt == nil {
+		r.encrypt = secretstream.NewEncryptReader
+	}
+	var err error
+	if r.tgt, err = r.listTarget(ctx); err != nil {
+		return err
+	}
+	if !r.o.DryRun {
+		if r.j, err = r.f.Journal(r.o.Target.Endpoint, r.o.Target.Keys.UserID); err != nil {
+			return err
+		}
+	}
+	if err := r.checkQuota(ctx); err != nil {
+		return err
+	}
+	for _, o := range r.plan.files {
+		err := r.one(ctx, o)
+		if err == nil {
+			continue
+		}
+		if fatal(ctx, err) {
+			return err
+		}
+		r.sum.Failed++
+		r.sum.Failures = append(r.sum.Failures, Failure{Source: o.rec.ID, Title: o.rec.Meta.Title, Error: err.Error()})
+		r.emit(Event{Kind: Failed, Source: o.rec.ID, Title: o.rec.Meta.Title, Err: err})
+	}
+	return nil
+}
+
+// fatal reports an error that ends the run rather than one file: the
+// run was stopped, the session or the plan refused, the server gone.
+func fatal(ctx context.Context, err error) bool {
+	var qe *QuotaError
+	return ctx.Err() != nil || errors.As(err, &qe) || errors.Is(err, errs.ErrNotLoggedIn) ||
+		errors.Is(err, folder.ErrLocked) || retry.Unreachable(err)
+}
+
+// one restores an original: added to its albums when the target has it,
+// else sealed (or taken from the journal), uploaded and committed once.
+func (r *run) one(ctx context.Context, o *original) error {
+	var in *folder.Intent
+	if r.j != nil {
+		var err error
+		if in, err = r.j.Intent(o.rec.ID); err != nil {
+			return err
+		}
+	}
+	if in == nil {
+		if p := r.tgt.files[contentKey(o.hash(), o.rec.Meta.FileType)]; p != nil {
+			r.sum.Present++
+			r.emit(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title})
+			return r.addToAlbums(ctx, o, p.id, p.key, p.albums, nil)
+		}
+		if r.o.DryRun {
+			return r.planUpload(ctx, o)
+		}
+		var err error
+		if in, err = r.seal(ctx, o); err != nil {
+			return fmt.Errorf("%s: %w", o.rec.Meta.Title, err)
+		}
+	}
+	if in.FileID != 0 {
+		r.sum.Present++ // restored by an earlier run
+		r.emit(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title})
+	} else if err := r.upload(ctx, o, in); err != nil {
+		return fmt.Errorf("%s: %w", o.rec.Meta.Title, err)
+	}
+	have := map[int64]bool{in.Album: true}
+	for _, id := range in.Added {
+		have[id] = true
+	}
+	return r.addToAlbums(ctx, o, in.FileID, in.FileKey, have, in)
+}
+
+// hash is the metadata hash of the original: its parts' hashes, joined
+// for a live photo.
+func (o *original) hash() string { return strings.Join(o.hashes, ":") }
+
+// planUpload counts an upload a dry run would make, and the albums it
+// would create.
+func (r *run) planUpload(ctx context.Context, o *original) error {
+	for _, id := range o.albums {
+		if _, err := r.album(ctx, r.plan.albums[id]); err != nil {
+			return err
+		}
+	}
+	r.sum.Uploaded++
+	r.sum.Bytes += r.estimate(o)
+	r.emit(Event{Kind: Uploaded, Source: o.rec.ID, Title: o.rec.Meta.Title, Bytes: r.estimate(o)})
+	return nil
+}
+
+func (r *run) emit(e Event) {
+	if r.o.Events != nil {
+		r.o.Events(e)
+	}
+}

@@ -1,0 +1,123 @@
+package restore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/retry"
+)
+
+// present is a file the target account owns: its id, key and the albums
+// that hold it.
+type present struct {
+	id     int64
+	key    []byte
+	albums map[int64]bool
+}
+
+// ownAlbum is an album the target owns: decrypted, and the sealed key it
+// was created with, by which a restore knows an album it created.
+type ownAlbum struct {
+	*catalog.Album
+	sealedKey []byte
+}
+
+// target is what the target account holds: its own albums and its files
+// by content.
+type target struct {
+	albums []*ownAlbum
+	files  map[string]*present // contentKey → the file
+}
+
+// contentKey is how a restore tells a file the target already has: the
+// same hash and type (Ente's uploader's rule, UP.9).
+func contentKey(hash string, fileType int) string { return strconv.Itoa(fileType) + "/" + hash }
+
+// listTarget reads the target's own albums and every file in them that is
+// not deleted; a file without a hash is never taken for another.
+func (r *run) listTarget(ctx context.Context) (*target, error) {
+	t := &target{files: map[string]*present{}}
+	albums, err := r.ownAlbums(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.albums = albums
+	for _, a := range albums {
+		err := r.eachEntry(ctx, a.Album, 0, func(it *catalog.Item) {
+			if it.OwnerID != r.o.Target.Keys.UserID || it.Meta.Hash == "" {
+				return
+			}
+			k := contentKey(it.Meta.Hash, it.Meta.FileType)
+			p := t.files[k]
+			if p == nil {
+				p = &present{id: it.FileID, key: it.Key, albums: map[int64]bool{}}
+				t.files[k] = p
+			}
+			if p.id == it.FileID {
+				p.albums[a.ID] = true
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// ownAlbums lists the target's albums that it owns and that are not deleted.
+func (r *run) ownAlbums(ctx context.Context) ([]*ownAlbum, error) {
+	var cs []apiclient.Collection
+	err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+		var err error
+		cs, err = r.o.Target.Client.Collections(ctx, 0)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing the target's albums: %w", err)
+	}
+	var out []*ownAlbum
+	for i := range cs {
+		c := &cs[i]
+		if c.IsDeleted || c.Owner.ID != r.o.Target.Keys.UserID {
+			continue
+		}
+		a, err := catalog.OpenAlbum(c, r.o.Target.Keys)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &ownAlbum{Album: a, sealedKey: c.EncryptedKey})
+	}
+	return out, nil
+}
+
+// eachEntry calls fn with every live entry of album a changed after since,
+// decrypted; entries it cannot decrypt are passed over.
+func (r *run) eachEntry(ctx context.Context, a *catalog.Album, since int64, fn func(*catalog.Item)) error {
+	for {
+		var page *apiclient.DiffPage
+		err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+			var err error
+			page, err = r.o.Target.Client.Diff(ctx, a.ID, since)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("listing the target's album %d: %w", a.ID, err)
+		}
+		for i := range page.Diff {
+			if page.Diff[i].IsDeleted {
+				continue
+			}
+			if it, err := catalog.OpenItem(&page.Diff[i], a); err == nil {
+				fn(it)
+			}
+		}
+		next := apiclient.DiffCursor(since, page.Diff)
+		if !page.HasMore || next == since {
+			return nil
+		}
+		since = next
+	}
+}
