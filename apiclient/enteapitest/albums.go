@@ -71,8 +71,17 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) {
 	sent := &apiclient.NewCollection{EncryptedKey: key, KeyDecryptionNonce: nonce, Type: in.Type,
 		EncryptedName: dec(in.EncryptedName), NameDecryptionNonce: dec(in.NameDecryptionNonce),
 		MagicMetadata: in.MagicMetadata.decoded(dec)}
-	a := &Album{s: s, ID: s.id(), Owner: u, Type: in.Type, shares: map[int64]*share{}, entries: map[int64]*entry{}}
-	if a.key, _ = keys.SecretboxOpen(key, nonce, u.MasterKey); a.key == nil {
+	a := s.newAlbumFrom(u, sent)
+	c, _, _ := s.collectionFor(a, u)
+	writeJSON(w, 200, map[string]any{"collection": c})
+}
+
+// newAlbumFrom makes the album u's request sent creates, named as its
+// sealed name says (when the server can read it: the fake knows the
+// user's master key). s.mu is held.
+func (s *Server) newAlbumFrom(u *User, sent *apiclient.NewCollection) *Album {
+	a := &Album{s: s, ID: s.id(), Owner: u, Type: sent.Type, shares: map[int64]*share{}, entries: map[int64]*entry{}}
+	if a.key, _ = keys.SecretboxOpen(sent.EncryptedKey, sent.KeyDecryptionNonce, u.MasterKey); a.key == nil {
 		a.key = s.random(32)
 	}
 	if name, err := keys.SecretboxOpen(sent.EncryptedName, sent.NameDecryptionNonce, a.key); err == nil {
@@ -81,8 +90,7 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) {
 	a.updated = s.now()
 	s.collections[a.ID] = a
 	s.up().albums[a.ID] = sent
-	c, _, _ := s.collectionFor(a, u)
-	writeJSON(w, 200, map[string]any{"collection": c})
+	return a
 }
 
 // singleton is u's album of a per-user type, deleted or not; s.mu is held.
@@ -147,26 +155,9 @@ func (s *Server) addFiles(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var in struct {
-		CollectionID int64 `json:"collectionID"`
-		Files        []struct {
-			ID                 int64  `json:"id"`
-			EncryptedKey       string `json:"encryptedKey"`
-			KeyDecryptionNonce string `json:"keyDecryptionNonce"`
-		} `json:"files"`
-	}
-	if !readJSON(r, &in) || in.CollectionID == 0 || in.Files == nil {
-		apiErr(w, 400, "", "")
-		return
-	}
-	for _, f := range in.Files {
-		if f.ID == 0 || f.EncryptedKey == "" || f.KeyDecryptionNonce == "" {
-			apiErr(w, 400, "", "")
-			return
-		}
-	}
-	if len(in.Files) > 1000 {
-		apiErr(w, 413, "", "")
+	var in addFilesBody
+	if status := in.read(r); status != 0 {
+		apiErr(w, status, "", "")
 		return
 	}
 	ids := make([]int64, len(in.Files))
@@ -203,6 +194,34 @@ func (s *Server) addFiles(w http.ResponseWriter, r *http.Request) {
 	}
 	a.updated = stamp
 	w.WriteHeader(200)
+}
+
+// addFilesBody is the body of POST /collections/add-files.
+type addFilesBody struct {
+	CollectionID int64 `json:"collectionID"`
+	Files        []struct {
+		ID                 int64  `json:"id"`
+		EncryptedKey       string `json:"encryptedKey"`
+		KeyDecryptionNonce string `json:"keyDecryptionNonce"`
+	} `json:"files"`
+}
+
+// read decodes the body and returns museum's status for one it refuses
+// before looking at the album (0 for none): 400 for a missing field, 413
+// for more than 1,000 files.
+func (in *addFilesBody) read(r *http.Request) int {
+	if !readJSON(r, in) || in.CollectionID == 0 || in.Files == nil {
+		return 400
+	}
+	for _, f := range in.Files {
+		if f.ID == 0 || f.EncryptedKey == "" || f.KeyDecryptionNonce == "" {
+			return 400
+		}
+	}
+	if len(in.Files) > 1000 {
+		return 413
+	}
+	return 0
 }
 
 // mayAdd is museum's access check for adding to album a (UP.7); s.mu is
