@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download/secretstream"
@@ -173,12 +174,19 @@ func (s *segmented) rest(buf []byte, start, end, got int64) error {
 // with the whole object, so no range of this run can succeed.
 var errWhole = errors.New("the object store answers ranges with the whole object")
 
+// grow returns buf at length n, allocating a new one only when buf is
+// too small.
 func grow(buf []byte, n int64) []byte {
 	if int64(cap(buf)) < n {
+		segmentAllocs.Add(1)
 		return make([]byte, n)
 	}
 	return buf[:n]
 }
+
+// segmentAllocs counts the segment buffers ever allocated: files after the
+// first reuse the first one's.
+var segmentAllocs atomic.Int64
 
 // open asks for bytes from through to of the object: of the store
 // directly when its address is known, else through museum.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -274,21 +273,15 @@ func TestLargeFilesReuseSegmentBuffers(t *testing.T) {
 	b := fx.album.AddFile(enteapitest.FileSpec{Title: "b.mp4", Size: 20 << 20, Seed: 2})
 	ta, tb := fx.target(a), fx.target(b)
 	f := fx.multiFetcher()
-	fetch := func(tg download.Target, want []byte) uint64 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
+	fetch := func(tg download.Target, want []byte) int64 {
+		before := download.SegmentAllocs()
 		p, err := f.Fetch(context.Background(), tg, fx.dir)
 		require.NoError(t, err)
-		runtime.ReadMemStats(&after)
 		assert.True(t, bytes.Equal(want, readPartial(t, p)))
-		return after.TotalAlloc - before.TotalAlloc
+		return download.SegmentAllocs() - before
 	}
 	first := fetch(ta, a.Plaintext())
 	second := fetch(tb, b.Plaintext())
-	t.Logf("allocated: first file %d MiB, second %d MiB", first>>20, second>>20)
-	segments := uint64(f.Streams+1) * download.SegmentChunks * download.WireChunk
-	assert.GreaterOrEqual(t, first, segments, "the first file allocates its segments")
-	// Every one of them, the one last read included: the second file
-	// allocates at least all but half a segment less.
-	assert.LessOrEqual(t, second, first-segments+download.WireChunk/2, "the second reuses them")
+	assert.Equal(t, int64(f.Streams+1), first, "the first file allocates a segment per range and one being read")
+	assert.Zero(t, second, "the second reuses them all, the one last read included")
 }
