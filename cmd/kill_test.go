@@ -16,6 +16,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/durable"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // TestKilledDuringADownload kills a real quak process (SIGKILL: no cleanup
@@ -73,6 +74,10 @@ func TestASignalStopsARunCleanly(t *testing.T) {
 			}
 			if n := countTemps(t, dir); n != 0 {
 				t.Fatalf("%d temp files left after %s", n, tc.name)
+			}
+			// The record says what the exit says.
+			if last, err := folder.At(dir).LastRun(); err != nil || last.ExitCode != tc.code || last.Outcome != folder.OutcomeInterrupted {
+				t.Fatalf("last-run.json after %s: %+v, %v", tc.name, last, err)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "Videos", "long.mp4")); !os.IsNotExist(err) {
 				t.Fatalf("an interrupted download has a final name: %v", err)

@@ -53,6 +53,18 @@ type deps struct {
 	freeSpace func(string) (int64, error)
 	// g holds the global flags once parsed (never nil under run).
 	g *globalFlags
+	// terminated reports that SIGTERM, not Ctrl-C, stopped the run (nil:
+	// never), so its records say 143 as its exit does.
+	terminated func() bool
+}
+
+// stopped is code as the run ends it: an interrupted run that SIGTERM
+// stopped ends 143.
+func (d deps) stopped(code int) int {
+	if code == exitInterrupt && d.terminated != nil && d.terminated() {
+		return exitTerminated
+	}
+	return code
 }
 
 // Main runs quak with the process's arguments, streams and environment, and
@@ -69,7 +81,8 @@ func Main() int {
 		caught.Store(s)
 		cancel()
 	}()
-	d := deps{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	d := deps{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
+		terminated: func() bool { return caught.Load() == syscall.SIGTERM }}
 	if fd := int(os.Stdin.Fd()); term.IsTerminal(fd) {
 		d.readPassword = func() ([]byte, error) { return term.ReadPassword(fd) }
 		d.saveTerminal = func() func() {
