@@ -105,7 +105,7 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 		err := run(fd, f)
 		code := exitOK
 		if err != nil {
-			code = report(d.stderr, fmt.Errorf("%s, %s: %w", f.Email, f.Dir, err))
+			code = report(d.stderr, fmt.Errorf("%s, %s: %w", firstOf(f.Email, "a public link"), f.Dir, err))
 		}
 		runs = append(runs, folderRun{folder: f, code: code, err: err})
 	}
@@ -146,6 +146,9 @@ func worstOf(ctx context.Context, runs []folderRun) (int, error) {
 func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	if o.init {
 		return &usageError{errInitAll}
+	}
+	if err := o.link.check(true); err != nil {
+		return err
 	}
 	folders, err := o.multi.folders(d)
 	if err != nil {
@@ -270,7 +273,7 @@ func allLines(runs []folderRun, sums map[string]*backup.Summary, total *backup.S
 		if s := sums[r.folder.Dir]; s != nil {
 			what = summaryLine(s)
 		}
-		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", r.folder.Email, r.folder.Dir, r.code, what))
+		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", firstOf(r.folder.Email, "a public link"), r.folder.Dir, r.code, what))
 	}
 	// A folder refused before it started adds no counts: with none
 	// started, zero counts would read like an empty success.
@@ -304,7 +307,7 @@ func endAll(ctx context.Context, human io.Writer, runs []folderRun, n int) error
 	code, err := worstOf(ctx, runs)
 	fmt.Fprintln(human, "== every account")
 	for _, r := range runs {
-		fmt.Fprintf(human, "%s, %s: exit code %d\n", r.folder.Email, r.folder.Dir, r.code)
+		fmt.Fprintf(human, "%s, %s: exit code %d\n", firstOf(r.folder.Email, "a public link"), r.folder.Dir, r.code)
 	}
 	fmt.Fprintf(human, "Total for %d of %d folders: exit code %d\n", len(runs), n, code)
 	return err

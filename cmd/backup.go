@@ -213,7 +213,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 
 // register adds backup's flags to f.
 func (o *backupOpts) register(f *pflag.FlagSet) {
-	f.IntVar(&o.concurrency, "concurrency", 0, "files to download at once (default 0: found from the link, up to 32)")
+	f.IntVar(&o.concurrency, "concurrency", 0, "files to download at once (default 0: found from the connection, up to 32; 4 for a public link)")
 	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
 	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); visible in ps: prefer $QUAK_HEALTHCHECK_URL or --healthcheck-url-file")
@@ -238,7 +238,7 @@ func (o *backupOpts) register(f *pflag.FlagSet) {
 
 // check refuses flags out of their range, and a dry run that would write.
 func (o *backupOpts) check() error {
-	if err := o.link.check(); err != nil {
+	if err := o.link.check(o.multi.all); err != nil {
 		return err
 	}
 	if err := firstError(atLeast("concurrency", o.concurrency, 0), atLeast("attempts", o.attempts, 1),
@@ -291,7 +291,7 @@ func startOutput(ctx context.Context, d deps, o *backupOpts) (*runOutput, error)
 // ping, and records a refusal in DIR.
 func (out *runOutput) finish(ctx context.Context, d deps, o *backupOpts, dir string, sum *backup.Summary, err error) {
 	defer func() { _ = out.lf.close() }()
-	code := runExitCode(sum, err)
+	code := d.stopped(runExitCode(sum, err))
 	out.pr.finish(sum, code, err)
 	if err != nil {
 		out.lf.line("quak: error: " + err.Error())
@@ -342,14 +342,14 @@ func backupOptions(d deps, o *backupOpts, dir string, rs *runSource, pr *printer
 		Source:  rs.src,
 		Started: rs.started,
 		Transfer: backup.Transfer{Policy: retryPolicy(d, o.attempts), Concurrency: o.concurrency, ResumeAbove: o.resumeAbove,
-			BandwidthLimit: o.bwlimit.sched, Streams: o.streams, MaxConcurrency: rs.maxConcurrency},
+			BandwidthLimit: o.bwlimit.sched, Streams: rs.streams(o.streams), MaxConcurrency: rs.maxConcurrency},
 		Scope: backup.Scope{Init: o.init, DryRun: o.dryRun, MetadataOnly: o.metaOnly,
 			FreeSpace: spaceCheck(d, o.noSpace), AllowNested: o.nested},
 		Pruning:  backup.Pruning{Prune: o.prune, MaxDelete: o.maxDelete, Now: d.now},
 		Events:   pr.event,
 		FileMode: 0o666 &^ d.umask,
 		Record: func(s *backup.Summary, err error) (*folder.RunRecord, bool) {
-			code := runExitCode(s, err)
+			code := d.stopped(runExitCode(s, err))
 			// Only a full backup is a success: not a metadata refresh, nor
 			// a --prune run that refused to prune.
 			return runRecord(a, s, err, code, o.metaOnly), code == exitOK && !o.metaOnly && s.PruneRefused == ""

@@ -36,9 +36,12 @@ func (l *linkFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&l.endpoint, "endpoint", "", "the API server of a link to a self-hosted Ente (a link's host cannot say it)")
 }
 
-// check refuses link flags that cannot go together.
-func (l *linkFlags) check() error {
+// check refuses link flags that cannot go together, or with --all (each
+// folder keeps its own link).
+func (l *linkFlags) check(all bool) error {
 	switch {
+	case all && (l.url != "" || l.file != "" || l.passwordFile != ""):
+		return &usageError{errors.New("--all backs up each folder from the link it keeps: give --link, --link-file or --password-file with one DIR")}
 	case l.url != "" && l.file != "":
 		return &usageError{errors.New("--link and --link-file both give the link: use one")}
 	case l.url == "" && l.file == "" && l.endpoint != "":
@@ -91,6 +94,9 @@ func openLink(ctx context.Context, d deps, o *backupOpts, dir string) (*linkSour
 		info, err = c.Info(ctx)
 		return err
 	})
+	if retry.Unreachable(err) && ctx.Err() == nil {
+		return nil, &backup.UnreachableError{InARow: 1, Err: err} // exit 75, as an account's server
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the %s: %w", sec, err)
 	}
@@ -242,6 +248,7 @@ type runSource struct {
 	who            *account.Account
 	src            backup.Source
 	maxConcurrency int
+	oneStream      bool // each file as one stream, whatever --streams' default
 	started        func() error
 }
 
@@ -252,8 +259,13 @@ func backupSource(ctx context.Context, d deps, o *backupOpts, dir string) (*runS
 	if err != nil {
 		return nil, err
 	}
+	if l != nil && o.multi.account != "" && !o.multi.all {
+		return nil, &usageError{fmt.Errorf("--account names an account, and %s follows a public link, read without one", dir)}
+	}
 	if l != nil {
-		rs := &runSource{who: l.owner(), src: l.source(), maxConcurrency: linkMaxConcurrency}
+		// Spare the owner's server: one connection a file unless
+		// --streams says more.
+		rs := &runSource{who: l.owner(), src: l.source(), maxConcurrency: linkMaxConcurrency, oneStream: o.fs == nil || !o.fs.Changed("streams")}
 		if !o.dryRun {
 			rs.started = func() error { return folder.At(dir).WriteLink(l.sec) }
 		}
@@ -265,4 +277,13 @@ func backupSource(ctx context.Context, d deps, o *backupOpts, dir string) (*runS
 	}
 	return &runSource{who: a, src: backup.Source{Client: c, Email: a.Email, Endpoint: a.Endpoint,
 		Keys: catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey}}}, nil
+}
+
+// streams is how many ranges a large file is fetched as: asked, or one
+// for a public link's album.
+func (rs *runSource) streams(asked int) int {
+	if rs.oneStream {
+		return 1
+	}
+	return asked
 }
