@@ -271,6 +271,9 @@ func backupSource(ctx context.Context, d deps, o *backupOpts, dir string) (*runS
 		}
 		return rs, nil
 	}
+	if err := missingLink(dir); err != nil {
+		return nil, err
+	}
 	a, c, err := loadSessionFor(d, &o.net, dir, o.multi.account)
 	if err != nil {
 		return nil, err
@@ -286,4 +289,19 @@ func (rs *runSource) streams(asked int) int {
 		return 1
 	}
 	return asked
+}
+
+// missingLink refuses a folder whose records say it follows a public link
+// but whose link file is gone (or is not a file): the run needs the link
+// again, not a login.
+func missingLink(dir string) error {
+	f := folder.At(dir)
+	if f.HasLink() {
+		return nil
+	}
+	if owner, err := f.Owner(); err == nil && owner != nil && owner.Link != 0 {
+		return &folder.DirError{Dir: dir, Reason: fmt.Sprintf("is the backup of a public link, but %s is missing or not a file: "+
+			"give the link again with --link-file", f.LinkPath())}
+	}
+	return nil
 }

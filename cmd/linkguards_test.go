@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // A large file of a link's album comes as one stream: the cap of 4
@@ -89,4 +91,17 @@ func TestBackupAllNamesALinkFolder(t *testing.T) {
 	assert.NotEqual(t, exitOK, code)
 	assert.Contains(t, errOut, "a public link, "+dir+": ")
 	assert.NotContains(t, out+errOut, ": , ")
+}
+
+// A link folder whose link file is gone asks for the link again, not for a
+// login, and writes nothing.
+func TestBackupLinkFolderWithoutItsLinkFileAsksForTheLink(t *testing.T) {
+	e, s, a, dir := linkSetup(t)
+	code, _, errOut := e.run("backup", "--link-file", linkFile(t, a.ShareLink(enteapitest.LinkOptions{})), "--endpoint", s.URL(), dir)
+	require.Equal(t, exitOK, code, errOut)
+	require.NoError(t, os.Remove(folder.At(dir).LinkPath()))
+	code, _, errOut = e.run("backup", dir)
+	assert.Equal(t, exitUnusableDir, code, errOut)
+	assert.Contains(t, errOut, "give the link again with --link-file")
+	assert.NotContains(t, errOut, "quak login")
 }
