@@ -87,6 +87,9 @@ func readSecretFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("%s is a folder, not a file", path)
+	}
 	if fi.Mode().Perm()&0o044 != 0 {
 		return nil, &account.InsecureFileError{Path: path, Mode: fi.Mode()}
 	}

@@ -105,3 +105,12 @@ func TestBackupLinkFolderWithoutItsLinkFileAsksForTheLink(t *testing.T) {
 	assert.Contains(t, errOut, "give the link again with --link-file")
 	assert.NotContains(t, errOut, "quak login")
 }
+
+// A folder given as the link file is named as one, with no chmod advice.
+func TestALinkFileThatIsAFolder(t *testing.T) {
+	e, s, _, dir := linkSetup(t)
+	code, _, errOut := e.run("backup", "--link-file", t.TempDir(), "--endpoint", s.URL(), dir)
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, "is a folder, not a file")
+	assert.NotContains(t, errOut, "chmod")
+}
