@@ -161,6 +161,7 @@ type inFlight struct {
 	now, most int
 	hold      int
 	release   chan struct{}
+	released  bool
 }
 
 func (f *inFlight) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -170,7 +171,8 @@ func (f *inFlight) RoundTrip(r *http.Request) (*http.Response, error) {
 	f.mu.Lock()
 	f.now++
 	f.most = max(f.most, f.now)
-	if f.now == f.hold {
+	if f.now == f.hold && !f.released {
+		f.released = true
 		close(f.release)
 	}
 	f.mu.Unlock()

@@ -9,9 +9,12 @@ import (
 )
 
 // Demo account credentials: the fake server's demo library belongs to them.
+// DemoRestoreEmail is a second, empty account of the same password, to
+// restore the demo backup into.
 const (
-	DemoEmail    = "demo@quak.invalid"
-	DemoPassword = "quak demo password"
+	DemoEmail        = "demo@quak.invalid"
+	DemoPassword     = "quak demo password"
+	DemoRestoreEmail = "restored@quak.invalid"
 )
 
 // DemoLibrary fills s with a small library that shows what quak handles:
@@ -22,6 +25,7 @@ const (
 func DemoLibrary(s *Server) *User {
 	u := s.AddUser(DemoEmail, DemoPassword, UserOptions{})
 	sam := s.AddUser("sam@quak.invalid", "sam's password", UserOptions{})
+	s.AddUser(DemoRestoreEmail, DemoPassword, UserOptions{})
 
 	holidays := u.AddAlbum("Holidays 2024")
 	beach := holidays.AddFile(FileSpec{Title: "IMG_0001.jpg", Size: 180 << 10, Seed: 1,
