@@ -53,7 +53,7 @@ func (r *run) plaintext(o *original) (path string, done func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if err := writeLive(t.File(), o.parts); err != nil {
+	if err := writeLive(t.File(), o.parts, o.hashes); err != nil {
 		t.Discard()
 		return "", nil, err
 	}
@@ -66,8 +66,10 @@ func (r *run) plaintext(o *original) (path string, done func(), err error) {
 
 // writeLive writes a live photo's archive as Ente's apps make it (UP.8):
 // image.<ext> then video.<ext>, stored, no times, so the bytes depend on
-// the parts alone.
-func writeLive(w io.Writer, parts []string) error {
+// the parts alone. Each part must hash to want's (the backup's record) as
+// it is copied, else the archive is refused with ErrChanged: what goes in
+// is what was checked, read once.
+func writeLive(w io.Writer, parts, want []string) error {
 	zw := zip.NewWriter(w)
 	for i, name := range []string{"image", "video"} {
 		hw, err := zw.CreateHeader(&zip.FileHeader{Name: name + filepath.Ext(parts[i]), Method: zip.Store})
@@ -78,56 +80,50 @@ func writeLive(w io.Writer, parts []string) error {
 		if err != nil {
 			return err
 		}
-		_, err = io.Copy(hw, f)
+		h := keys.NewHash()
+		_, err = io.Copy(io.MultiWriter(hw, h), f)
 		_ = f.Close()
 		if err != nil {
 			return err
+		}
+		if keys.EncodeB64(h.Sum(nil)) != want[i] {
+			return fmt.Errorf("%s: %w", filepath.Base(parts[i]), ErrChanged)
 		}
 	}
 	return zw.Close()
 }
 
-// checkHashes makes sure each part still holds the bytes the backup
-// saved (the hashes it recorded), and wraps ErrChanged when not.
-func checkHashes(o *original) error {
-	for i, p := range o.parts {
-		h, err := hashFile(p)
-		if err != nil {
-			return err
-		}
-		if h != o.hashes[i] {
-			return fmt.Errorf("%s: %w", filepath.Base(p), ErrChanged)
-		}
-	}
-	return nil
-}
-
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = f.Close() }()
-	h := keys.NewHash()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return keys.EncodeB64(h.Sum(nil)), nil
-}
-
 // measure encrypts the plaintext at path under key and header once,
-// keeping only its size, checksums and first chunk.
-func (r *run) measure(path string, key, header []byte) (*measured, error) {
+// keeping only its size, checksums and first chunk. With want set, the
+// plaintext read must hash to it (the backup's record), else ErrChanged:
+// the checksums the upload URLs pin are then of bytes that were checked in
+// the same pass, never of a file changed after its check.
+func (r *run) measure(path string, key, header []byte, want string) (*measured, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
 	plain := &capture{max: secretstream.ChunkSize}
-	er, err := r.encrypt(key, header, io.TeeReader(f, plain))
+	h := keys.NewHash()
+	er, err := r.encrypt(key, header, io.TeeReader(f, io.MultiWriter(plain, h)))
 	if err != nil {
 		return nil, err
 	}
+	m, err := measureStream(er)
+	if err != nil {
+		return nil, err
+	}
+	if want != "" && keys.EncodeB64(h.Sum(nil)) != want {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), ErrChanged)
+	}
+	m.plain = plain.b.Bytes()
+	return m, nil
+}
+
+// measureStream reads a ciphertext stream to its end: its size, its MD5
+// whole and by part, and its first chunk.
+func measureStream(er io.Reader) (*measured, error) {
 	m := &measured{}
 	whole, part := md5.New(), md5.New()
 	first := &capture{max: secretstream.ChunkSize + secretstream.Overhead}
@@ -154,7 +150,7 @@ func (r *run) measure(path string, key, header []byte) (*measured, error) {
 	if inPart > 0 {
 		m.partSums = append(m.partSums, [md5.Size]byte(part.Sum(nil)))
 	}
-	m.sum, m.first, m.plain = [md5.Size]byte(whole.Sum(nil)), first.b.Bytes(), plain.b.Bytes()
+	m.sum, m.first = [md5.Size]byte(whole.Sum(nil)), first.b.Bytes()
 	return m, nil
 }
 

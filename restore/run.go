@@ -79,12 +79,19 @@ func (r *run) one(ctx context.Context, o *original) error {
 			return err
 		}
 	}
-	if in == nil {
+	// What the target has is never sent again: not when this run finds
+	// it, nor for a journal's file never committed whose content reached
+	// the target since (a restore from a copy of this backup, say). A
+	// commit of ours whose answer was lost is found in the album since its
+	// cursor instead (commit), the listing having been taken before.
+	if in == nil || in.FileID == 0 {
 		if p := r.tgt.files[contentKey(o.hash(), o.rec.Meta.FileType)]; p != nil {
 			r.sum.Present++
 			r.emit(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title})
 			return r.addToAlbums(ctx, o, p.id, p.key, p.albums, nil)
 		}
+	}
+	if in == nil {
 		if r.o.DryRun {
 			return r.planUpload(ctx, o)
 		}

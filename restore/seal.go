@@ -34,9 +34,6 @@ func (r *run) seal(ctx context.Context, o *original) (*folder.Intent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHashes(o); err != nil {
-		return nil, err
-	}
 	s, err := r.encryptOriginal(ctx, o, home)
 	if err != nil {
 		return nil, err
@@ -83,7 +80,11 @@ func (r *run) encryptOriginal(ctx context.Context, o *original, home *catalog.Al
 		return nil, err
 	}
 	defer done()
-	if s.m, err = r.measure(path, s.key, s.header); err != nil {
+	want := "" // a live photo's parts were checked as its archive was made
+	if len(o.parts) == 1 {
+		want = o.hashes[0]
+	}
+	if s.m, err = r.measure(path, s.key, s.header, want); err != nil {
 		return nil, err
 	}
 	placeholder := false
