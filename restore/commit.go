@@ -111,7 +111,7 @@ func (r *run) committed(in *folder.Intent, id int64) error {
 		return nil
 	}
 	in.FileID = id
-	r.tgt.files[contentKey(in.Hash, in.FileType)] = &present{id: id, key: in.FileKey, albums: map[int64]bool{in.Album: true}}
+	r.tgt.files[contentKey(in.Hash, in.FileType, in.Title)] = &present{id: id, key: in.FileKey, albums: map[int64]bool{in.Album: true}}
 	return r.j.PutIntent(in)
 }
 

@@ -60,3 +60,19 @@ func TestAnOriginalChangedAsItIsEncryptedIsNeverSent(t *testing.T) {
 	assert.Equal(t, 0, e.s.Requests("POST /files/upload-url"), "nothing of it is sent")
 	assert.Equal(t, 0, e.s.Requests("POST /files"))
 }
+
+// Two originals of the same bytes under two names are two files, as
+// Ente's own uploader keeps them (UP.9): each comes back.
+func TestTwoOriginalsOfOneContentUnderTwoNamesBothComeBack(t *testing.T) {
+	e := newEnv(t)
+	trip := e.src.AddAlbum("Trip")
+	trip.AddFile(enteapitest.FileSpec{Title: "a.jpg", Data: enteapitest.FakeJPEG("same"), Caption: "first"})
+	trip.AddFile(enteapitest.FileSpec{Title: "b.jpg", Data: enteapitest.FakeJPEG("same"), Caption: "second"})
+	e.backup(e.src, e.dir)
+	sum := e.mustRestore()
+	assert.Equal(t, 2, sum.Uploaded)
+	assert.Zero(t, sum.Present)
+	sum = e.mustRestore()
+	assert.Zero(t, sum.Uploaded, "a second restore finds both")
+	assert.Equal(t, 2, sum.Present)
+}

@@ -85,7 +85,7 @@ func (r *run) one(ctx context.Context, o *original) error {
 	// commit of ours whose answer was lost is found in the album since its
 	// cursor instead (commit), the listing having been taken before.
 	if in == nil || in.FileID == 0 {
-		if p := r.tgt.files[contentKey(o.hash(), o.rec.Meta.FileType)]; p != nil {
+		if p := r.tgt.files[contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title)]; p != nil {
 			r.sum.Present++
 			r.emit(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title})
 			return r.addToAlbums(ctx, o, p.id, p.key, p.albums, nil)

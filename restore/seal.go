@@ -41,7 +41,7 @@ func (r *run) seal(ctx context.Context, o *original) (*folder.Intent, error) {
 	if err := selfCheck(s); err != nil {
 		return nil, err
 	}
-	in := &folder.Intent{Source: o.rec.ID, Hash: o.hash(), FileType: o.rec.Meta.FileType, FileKey: s.key, Album: home.ID,
+	in := &folder.Intent{Source: o.rec.ID, Hash: o.hash(), FileType: o.rec.Meta.FileType, Title: o.rec.Meta.Title, FileKey: s.key, Album: home.ID,
 		File: folder.Object{Header: s.header, Size: s.m.size, MD5: s.m.sum[:]}}
 	thumbCT, err := secretstream.SealBlob(s.key, s.nf.Thumbnail.DecryptionHeader, s.thumb)
 	if err != nil {

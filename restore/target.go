@@ -33,8 +33,12 @@ type target struct {
 }
 
 // contentKey is how a restore tells a file the target already has: the
-// same hash and type (Ente's uploader's rule, UP.9).
-func contentKey(hash string, fileType int) string { return strconv.Itoa(fileType) + "/" + hash }
+// same hash, type and title (its edited name, if any), Ente's uploader's
+// rule (UP.9). Two originals of the same bytes under other names (or
+// dates kept apart by their titles) each come back.
+func contentKey(hash string, fileType int, title string) string {
+	return strconv.Itoa(fileType) + "/" + hash + "/" + title
+}
 
 // listTarget reads the target's own albums and every file in them that is
 // not deleted; a file without a hash is never taken for another.
@@ -50,7 +54,7 @@ func (r *run) listTarget(ctx context.Context) (*target, error) {
 			if it.OwnerID != r.o.Target.Keys.UserID || it.Meta.Hash == "" {
 				return
 			}
-			k := contentKey(it.Meta.Hash, it.Meta.FileType)
+			k := contentKey(it.Meta.Hash, it.Meta.FileType, it.Meta.Title)
 			p := t.files[k]
 			if p == nil {
 				p = &present{id: it.FileID, key: it.Key, albums: map[int64]bool{}}

@@ -42,6 +42,7 @@ type Intent struct {
 	Source   int64           `json:"source"`
 	Hash     string          `json:"hash"`
 	FileType int             `json:"fileType"`
+	Title    string          `json:"title"`
 	FileKey  apiclient.B64   `json:"fileKey"`
 	File     Object          `json:"file"`
 	Thumb    Object          `json:"thumbnail"`
