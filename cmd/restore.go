@@ -181,8 +181,8 @@ func (out *restoreOutput) finish(s *restore.Summary, email string, err error) {
 			"error": errText(err), "exitCode": code})
 		return
 	}
-	if out.d.g.quiet {
-		return
+	if out.d.g.quiet || (err != nil && s.Files == 0) {
+		return // a restore refused before it planned anything says only why
 	}
 	verb := "uploaded"
 	if out.o.dryRun {

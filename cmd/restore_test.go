@@ -55,8 +55,9 @@ func TestRestoreCommandPlansUploadsAndThenHasNothingLeft(t *testing.T) {
 
 func TestRestoreCommandExitCodes(t *testing.T) {
 	e, s, dir := restored(t)
-	code, _, errOut := e.run("restore", "--account", "bob@example.org", t.TempDir())
+	code, out, errOut := e.run("restore", "--account", "bob@example.org", t.TempDir())
 	assert.Equal(t, exitUnusableDir, code, errOut)
+	assert.Empty(t, out, "a refused restore prints no summary of nothing")
 
 	s.Inject("POST /files", enteapitest.Repeat(enteapitest.Status(400), 1)...)
 	code, _, errOut = e.run("restore", "--account", "bob@example.org", "-q", dir)
