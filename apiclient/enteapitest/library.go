@@ -185,18 +185,20 @@ func (u *User) ApprovePasskey() {
 
 // Album is a collection on the fake server.
 type Album struct {
-	s           *Server
-	ID          int64
-	Owner       *User
-	Name        string
-	Type        string
-	key         []byte
-	visibility  int
-	updated     int64
-	deleted     bool
-	shares      map[int64]*share
-	entries     map[int64]*entry
-	neverEnding bool
+	s             *Server
+	ID            int64
+	Owner         *User
+	Name          string
+	Type          string
+	key           []byte
+	visibility    int
+	updated       int64
+	deleted       bool
+	shares        map[int64]*share
+	entries       map[int64]*entry
+	neverEnding   bool
+	endless       bool // each listing page changes what it served (for endlessPages pages)
+	endlessServed int
 }
 
 type share struct {
@@ -283,6 +285,15 @@ func (a *Album) NeverEnding() {
 	a.s.mu.Lock()
 	defer a.s.mu.Unlock()
 	a.neverEnding = true
+}
+
+// Endless makes the album's diff go on and on (endlessPages pages), each
+// page serving the same files again at later times: a hostile server a
+// client must not follow without end.
+func (a *Album) Endless() {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	a.neverEnding, a.endless = true, true
 }
 
 // ShareWith shares the album with u, its key sealed to u's public key.

@@ -59,6 +59,7 @@ func (s *Server) linkDiff(w http.ResponseWriter, r *http.Request) {
 	for _, e := range es {
 		page = append(page, s.fileFor(a, e, a.Owner)) // magicMetadata is never sent (PL.3)
 	}
+	a.touchIfEndless(es)
 	writeJSON(w, 200, apiclient.DiffPage{Diff: page, HasMore: more || a.neverEnding})
 }
 

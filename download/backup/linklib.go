@@ -73,7 +73,10 @@ func (l *LinkLibrary) CollectionFile(ctx context.Context, collectionID, fileID i
 func (l *LinkLibrary) listAll(ctx context.Context) (map[int64]*apiclient.File, error) {
 	files := map[int64]*apiclient.File{}
 	var since int64
-	for {
+	for pages := 1; ; pages++ {
+		if pages > maxListingPages {
+			return nil, errEndless
+		}
 		page, err := l.LinkClient.Diff(ctx, since)
 		if err != nil {
 			return nil, err

@@ -175,7 +175,10 @@ func (l *lister) walk(ctx context.Context, a *catalog.Album, c *state.Collection
 	lctx, stop := context.WithCancel(ctx)
 	defer stop()
 	pending := l.listPage(lctx, a.ID, since)
-	for {
+	for pages := 1; ; pages++ {
+		if pages > maxListingPages {
+			return errEndless
+		}
 		res := <-pending
 		page, err := res.page, res.err
 		if err != nil {
@@ -195,6 +198,15 @@ func (l *lister) walk(ctx context.Context, a *catalog.Album, c *state.Collection
 		since = nextSince
 	}
 }
+
+// maxListingPages is the most pages one album's listing may take, far
+// beyond any real album (museum gives 2,500 entries a page): a server
+// that lists without end is stopped, not followed for ever.
+var maxListingPages = 20_000
+
+// errEndless reports an album whose listing did not end within
+// maxListingPages pages.
+var errEndless = errors.New("listing files: the server's listing of the album did not end (it may be hostile or broken); stopping it")
 
 // listingFailed handles a page that could not be listed: an outage stops
 // the run, an album gone since the listing is recorded gone.

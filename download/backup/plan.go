@@ -115,7 +115,10 @@ func (l *lister) planAlbum(ctx context.Context, a *catalog.Album, sp *spacePlan)
 	if c := l.colls[a.ID]; c != nil {
 		since, _, list = listFrom(a, c)
 	}
-	for list {
+	for pages := 1; list; pages++ {
+		if pages > maxListingPages {
+			return nil // the sync lists it again and fails it: one album never stops the run
+		}
 		var page *apiclient.DiffPage
 		err := retry.Do(ctx, l.policy, func(ctx context.Context) error {
 			var err error
