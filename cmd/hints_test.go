@@ -74,6 +74,15 @@ func TestOutOfRangeFlagsAreNamed(t *testing.T) {
 	code, _, errOut := e.run("helper", "fix-missing-thumbnails", "--limit", "-2")
 	assert.Equal(t, exitUsage, code, errOut)
 	assert.Contains(t, errOut, "quak: error: --limit must be at least 0, not -2\n")
+	for _, tc := range []struct{ value, want string }{
+		{"0", "--concurrency must be from 1 to 16, not 0"},
+		{"17", "--concurrency must be from 1 to 16, not 17"},
+		{"1", "holds no quak backup"},
+		{"16", "holds no quak backup"},
+	} {
+		_, _, errOut := e.run("restore", "--concurrency", tc.value, dir)
+		assert.Contains(t, errOut, tc.want, "restore --concurrency %s", tc.value)
+	}
 }
 
 // A mistyped flag gets the flags it may have meant, as a mistyped command

@@ -17,8 +17,13 @@ type restoreOpts struct {
 	dryRun   bool
 	json     bool
 	attempts int
+	parallel int
 	net      netFlags
 }
+
+// maxRestoreConcurrency caps --concurrency: more originals at once than
+// this only queue behind museum's upload-URL limit.
+const maxRestoreConcurrency = 16
 
 func newRestoreCmd(d deps) *cobra.Command {
 	o := &restoreOpts{}
@@ -61,20 +66,21 @@ checked first.
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be uploaded and created; change nothing")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout: one per event, then a summary")
 	f.IntVar(&o.attempts, "attempts", 4, "tries per request before a file fails")
+	f.IntVar(&o.parallel, "concurrency", 4, fmt.Sprintf("files to upload at once (1 to %d)", maxRestoreConcurrency))
 	o.net.register(f)
 	return c
 }
 
 func runRestore(ctx context.Context, d deps, o *restoreOpts, dir string) error {
-	if o.attempts < 1 {
-		return &usageError{fmt.Errorf("--attempts must be at least 1")}
+	if err := firstError(atLeast("attempts", o.attempts, 1), inRange("concurrency", o.parallel, 1, maxRestoreConcurrency)); err != nil {
+		return err
 	}
 	a, c, err := loadSessionOf(d, &o.net, o.account, "")
 	if err != nil {
 		return err
 	}
 	out := newRestoreOutput(d, o)
-	sum, err := restore.Run(ctx, restore.Options{Dir: dir, DryRun: o.dryRun, Policy: retryPolicy(d, o.attempts), Now: d.now,
+	sum, err := restore.Run(ctx, restore.Options{Dir: dir, DryRun: o.dryRun, Policy: retryPolicy(d, o.attempts), Now: d.now, Concurrency: o.parallel,
 		Target: restore.Target{Client: c, Email: a.Email, Endpoint: a.Endpoint,
 			Keys: catalog.Keys{UserID: a.UserID, MasterKey: a.MasterKey, PublicKey: a.PublicKey, SecretKey: a.SecretKey}},
 		Events: out.event})

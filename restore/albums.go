@@ -21,6 +21,8 @@ const hiddenName = ".hidden"
 // visibility (favourites: the account's one), else a new one. A dry run
 // creates nothing and answers a zero album for one it would create.
 func (r *run) album(ctx context.Context, sa *sourceAlbum) (*catalog.Album, error) {
+	r.albumMu.Lock()
+	defer r.albumMu.Unlock()
 	if a := r.albums[sa.id]; a != nil {
 		return a, nil
 	}
@@ -60,8 +62,7 @@ func (r *run) resolveAlbum(ctx context.Context, sa *sourceAlbum) (*catalog.Album
 		}
 		return a.Album, r.j.PutAlbum(&folder.AlbumIntent{Source: sa.id, ID: a.ID})
 	}
-	r.sum.AlbumsCreated++
-	r.emit(Event{Kind: AlbumCreated, Album: sa.name})
+	r.note(Event{Kind: AlbumCreated, Album: sa.name}, func(s *Summary) { s.AlbumsCreated++ })
 	if r.o.DryRun {
 		return &catalog.Album{Name: sa.name, Type: sa.typ}, nil
 	}
@@ -104,7 +105,7 @@ func (r *run) createAlbum(ctx context.Context, rec *folder.AlbumIntent) (*catalo
 		// existing one, under its own key.
 		made, err = catalog.OpenAlbum(c, r.o.Target.Keys)
 		if err == nil {
-			r.tgt.albums = append(r.tgt.albums, &ownAlbum{Album: made, sealedKey: c.EncryptedKey})
+			r.tgt.addAlbum(&ownAlbum{Album: made, sealedKey: c.EncryptedKey})
 		}
 		return err
 	})
@@ -119,7 +120,7 @@ func (r *run) createAlbum(ctx context.Context, rec *folder.AlbumIntent) (*catalo
 func (r *run) relist(ctx context.Context) error {
 	albums, err := r.ownAlbums(ctx)
 	if err == nil {
-		r.tgt.albums = albums
+		r.tgt.setAlbums(albums)
 	}
 	return err
 }
@@ -152,6 +153,8 @@ func (r *run) albumBody(sa *sourceAlbum) ([]byte, error) {
 }
 
 func (t *target) byID(id int64) *ownAlbum {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, a := range t.albums {
 		if a.ID == id {
 			return a
@@ -167,6 +170,8 @@ func (t *target) bySealedKey(body []byte) *ownAlbum {
 	if json.Unmarshal(body, &nc) != nil || len(nc.EncryptedKey) == 0 {
 		return nil
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, a := range t.albums {
 		if bytes.Equal(a.sealedKey, nc.EncryptedKey) {
 			return a
@@ -179,6 +184,8 @@ func (t *target) bySealedKey(body []byte) *ownAlbum {
 // uncategorized album for those types, else an album of the same name,
 // type and visibility.
 func (t *target) find(sa *sourceAlbum) *ownAlbum {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, a := range t.albums {
 		switch {
 		case a.Type != sa.typ:

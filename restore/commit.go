@@ -39,8 +39,7 @@ func (r *run) upload(ctx context.Context, o *original, in *folder.Intent) error 
 	if err != nil {
 		return err
 	}
-	r.sum.Uploaded++
-	r.emit(Event{Kind: Uploaded, Source: o.rec.ID, Title: o.rec.Meta.Title, Bytes: in.File.Size})
+	r.note(Event{Kind: Uploaded, Source: o.rec.ID, Title: o.rec.Meta.Title, Bytes: in.File.Size}, func(s *Summary) { s.Uploaded++ })
 	return nil
 }
 
@@ -111,7 +110,7 @@ func (r *run) committed(in *folder.Intent, id int64) error {
 		return nil
 	}
 	in.FileID = id
-	r.tgt.files[contentKey(in.Hash, in.FileType, in.Title)] = &present{id: id, key: in.FileKey, albums: map[int64]bool{in.Album: true}}
+	r.tgt.putFile(contentKey(in.Hash, in.FileType, in.Title), &present{id: id, key: in.FileKey, albums: map[int64]bool{in.Album: true}})
 	return r.j.PutIntent(in)
 }
 
@@ -167,8 +166,7 @@ func (r *run) addToAlbums(ctx context.Context, o *original, id int64, fileKey []
 		if a.ID != 0 && have[a.ID] {
 			continue
 		}
-		r.sum.Added++
-		r.emit(Event{Kind: Added, Source: o.rec.ID, Title: o.rec.Meta.Title, Album: sa.name})
+		r.note(Event{Kind: Added, Source: o.rec.ID, Title: o.rec.Meta.Title, Album: sa.name}, func(s *Summary) { s.Added++ })
 		if r.o.DryRun {
 			continue
 		}

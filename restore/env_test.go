@@ -84,7 +84,9 @@ func (e *env) options() Options {
 		return ctx.Err()
 	}
 	tools := noTools
-	return Options{Dir: e.dir, Policy: p, Tools: &tools,
+	// One original at a time: the tests that count requests know their
+	// order. Those of many at once (concurrency_test.go) set their own.
+	return Options{Dir: e.dir, Policy: p, Tools: &tools, Concurrency: 1,
 		Target: Target{Client: e.s.Client(nil).WithToken(e.dst.Token()), Keys: keysOf(e.dst), Email: e.dst.Email, Endpoint: e.s.URL()},
 		Events: func(ev Event) {
 			e.mu.Lock()

@@ -2,6 +2,7 @@ package restore
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,20 +23,29 @@ func TestRestoreEveryAnswerCutLostOrRefusedEndsExactlyOnce(t *testing.T) {
 	for _, route := range routes {
 		for name, f := range faults {
 			for _, n := range []int{1, 4} {
-				t.Run(fmt.Sprintf("%s/%s/%d", route, name, n), func(t *testing.T) {
-					e := newEnv(t)
-					e.library()
-					e.backup(e.src, e.dir)
-					e.s.Inject(route, enteapitest.Repeat(f, n)...)
-					_, _ = e.restoreWith(e.options())
-					e.s.ClearFaults(route)
-					sum := e.mustRestore()
-					assert.Equal(t, 0, sum.Failed)
-					e.sameAsSource()
-				})
+				for _, c := range []int{1, 4} {
+					t.Run(fmt.Sprintf("%s/%s/%d/%d-at-once", route, name, n, c), func(t *testing.T) {
+						everyAnswer(t, route, enteapitest.Repeat(f, n), c)
+					})
+				}
 			}
 		}
 	}
+}
+
+func everyAnswer(t *testing.T, route string, faults []enteapitest.Fault, concurrency int) {
+	t.Helper()
+	e := newEnv(t)
+	e.library()
+	e.backup(e.src, e.dir)
+	e.s.Inject(route, faults...)
+	o := e.options()
+	o.Concurrency = concurrency
+	_, _ = e.restoreWith(o)
+	e.s.ClearFaults(route)
+	sum := e.mustRestore()
+	assert.Equal(t, 0, sum.Failed)
+	e.sameAsSource()
 }
 
 // A commit whose answer is lost, then a run stopped before it could look:
@@ -76,12 +86,21 @@ func TestRestoreResendsTheJournalsBodyAfterACrash(t *testing.T) {
 // A run stopped between every two requests of the upload path, again and
 // again: each run goes one request further; the end is the same library.
 func TestRestoreStoppedAtEveryStepEndsExactlyOnce(t *testing.T) {
+	for _, c := range []int{1, 4} {
+		t.Run(fmt.Sprintf("%d-at-once", c), func(t *testing.T) { stoppedAtEveryStep(t, c) })
+	}
+}
+
+func stoppedAtEveryStep(t *testing.T, concurrency int) {
+	t.Helper()
 	e := newEnv(t)
 	e.library()
 	e.backup(e.src, e.dir)
+	o := e.options()
+	o.Concurrency = concurrency
 	for i := 0; i < 200; i++ {
 		e.s.SetChaos(stopAfter(i))
-		_, err := e.restoreWith(e.options())
+		_, err := e.restoreWith(o)
 		e.s.SetChaos(nil)
 		if err == nil {
 			break
@@ -95,8 +114,11 @@ func TestRestoreStoppedAtEveryStepEndsExactlyOnce(t *testing.T) {
 // (the server acted on it) and refuses the session from then on: a run
 // killed right after request n+1 was applied.
 func stopAfter(n int) func(string) (enteapitest.Fault, bool) {
+	var mu sync.Mutex
 	seen := 0
 	return func(string) (enteapitest.Fault, bool) {
+		mu.Lock()
+		defer mu.Unlock()
 		seen++
 		switch {
 		case seen <= n:

@@ -98,7 +98,7 @@ func (r *run) sendFile(ctx context.Context, in *folder.Intent, path string) erro
 	if err != nil {
 		return fmt.Errorf("uploading it: %w", err)
 	}
-	r.sum.Bytes += in.File.Size
+	r.addBytes(in.File.Size)
 	in.File.Sent = true
 	return r.j.PutIntent(in)
 }
@@ -144,7 +144,7 @@ func (r *run) sendParts(ctx context.Context, in *folder.Intent, path string) err
 		if err != nil {
 			return fmt.Errorf("uploading part %d: %w", i+1, err)
 		}
-		r.sum.Bytes += int64(n)
+		r.addBytes(int64(n))
 		if err := r.j.PutIntent(in); err != nil {
 			return err
 		}

@@ -39,7 +39,7 @@ func (r *run) estimate(o *original) int64 {
 func (r *run) checkQuota(ctx context.Context) error {
 	var need int64
 	for _, o := range r.plan.files {
-		if r.tgt.files[contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title)] != nil {
+		if r.tgt.file(contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title)) != nil {
 			continue
 		}
 		if r.j != nil {

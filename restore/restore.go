@@ -40,8 +40,13 @@ type Options struct {
 	// URLsPerMinute caps the upload URLs minted a minute on each route
 	// (default museum's 500).
 	URLsPerMinute int
+	// Concurrency is how many originals are restored at once (default 4).
+	Concurrency int
 
 	encrypt encryptFunc // the original's encryption (tests break it)
+	// keyWait, if set, hears of an original that waits for another of the
+	// same content (tests order their requests by it).
+	keyWait func(title string)
 }
 
 // Target is the account restored into.
@@ -121,6 +126,10 @@ func (o *Options) defaults() {
 	}
 	if o.Rand == nil {
 		o.Rand = rand.Reader
+	}
+	o.Rand = &lockedReader{r: o.Rand}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
 	}
 	if o.Tools == nil {
 		t := thumbnails.SystemTools()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/folder"
@@ -23,6 +24,11 @@ type run struct {
 	tgt    *target
 	albums map[int64]*catalog.Album // source album id → the target's
 	urls   *window
+	mu     sync.Mutex // guards sum and the events
+	// albumMu makes one album at a time: two files of a new album wait
+	// for one creation.
+	albumMu sync.Mutex
+	keys    keyLocks
 	// encrypt makes an original's ciphertext (secretstream's, but for the
 	// tests of the self-check).
 	encrypt encryptFunc
@@ -46,19 +52,7 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.checkQuota(ctx); err != nil {
 		return err
 	}
-	for _, o := range r.plan.files {
-		err := r.one(ctx, o)
-		if err == nil {
-			continue
-		}
-		if fatal(ctx, err) {
-			return err
-		}
-		r.sum.Failed++
-		r.sum.Failures = append(r.sum.Failures, Failure{Source: o.rec.ID, Title: o.rec.Meta.Title, Error: err.Error()})
-		r.emit(Event{Kind: Failed, Source: o.rec.ID, Title: o.rec.Meta.Title, Err: err})
-	}
-	return nil
+	return r.each(ctx, r.plan.files)
 }
 
 // fatal reports an error that ends the run rather than one file: the
@@ -72,9 +66,17 @@ func fatal(ctx context.Context, err error) bool {
 // one restores an original: added to its albums when the target has it,
 // else sealed (or taken from the journal), uploaded and committed once.
 func (r *run) one(ctx context.Context, o *original) error {
+	unlock, err := r.keys.lock(ctx, contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title), func() {
+		if r.o.keyWait != nil {
+			r.o.keyWait(o.rec.Meta.Title)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	var in *folder.Intent
 	if r.j != nil {
-		var err error
 		if in, err = r.j.Intent(o.rec.ID); err != nil {
 			return err
 		}
@@ -85,9 +87,8 @@ func (r *run) one(ctx context.Context, o *original) error {
 	// commit of ours whose answer was lost is found in the album since its
 	// cursor instead (commit), the listing having been taken before.
 	if in == nil || in.FileID == 0 {
-		if p := r.tgt.files[contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title)]; p != nil {
-			r.sum.Present++
-			r.emit(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title})
+		if p := r.tgt.file(contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title)); p != nil {
+			r.note(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title}, func(s *Summary) { s.Present++ })
 			return r.addToAlbums(ctx, o, p.id, p.key, p.albums, nil)
 		}
 	}
@@ -95,14 +96,12 @@ func (r *run) one(ctx context.Context, o *original) error {
 		if r.o.DryRun {
 			return r.planUpload(ctx, o)
 		}
-		var err error
 		if in, err = r.seal(ctx, o); err != nil {
 			return fmt.Errorf("%s: %w", o.rec.Meta.Title, err)
 		}
 	}
-	if in.FileID != 0 {
-		r.sum.Present++ // restored by an earlier run
-		r.emit(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title})
+	if in.FileID != 0 { // restored by an earlier run
+		r.note(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title}, func(s *Summary) { s.Present++ })
 	} else if err := r.upload(ctx, o, in); err != nil {
 		return fmt.Errorf("%s: %w", o.rec.Meta.Title, err)
 	}
@@ -125,14 +124,7 @@ func (r *run) planUpload(ctx context.Context, o *original) error {
 			return err
 		}
 	}
-	r.sum.Uploaded++
-	r.sum.Bytes += r.estimate(o)
-	r.emit(Event{Kind: Uploaded, Source: o.rec.ID, Title: o.rec.Meta.Title, Bytes: r.estimate(o)})
+	n := r.estimate(o)
+	r.note(Event{Kind: Uploaded, Source: o.rec.ID, Title: o.rec.Meta.Title, Bytes: n}, func(s *Summary) { s.Uploaded++; s.Bytes += n })
 	return nil
-}
-
-func (r *run) emit(e Event) {
-	if r.o.Events != nil {
-		r.o.Events(e)
-	}
 }

@@ -128,7 +128,6 @@ func (r *run) thumbnail(ctx context.Context, o *original) ([]byte, bool, error) 
 	if !errors.Is(err, thumbnails.ErrUnsupported) && !errors.Is(err, thumbnails.ErrTooLarge) {
 		return nil, false, fmt.Errorf("making its thumbnail: %w", err)
 	}
-	r.sum.Placeholders++
-	r.emit(Event{Kind: Placeholder, Source: o.rec.ID, Title: o.rec.Meta.Title, Err: err})
+	r.note(Event{Kind: Placeholder, Source: o.rec.ID, Title: o.rec.Meta.Title, Err: err}, func(s *Summary) { s.Placeholders++ })
 	return thumbnails.PlaceholderJPEG(), true, nil
 }

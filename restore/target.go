@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download/catalog"
@@ -26,10 +27,36 @@ type ownAlbum struct {
 }
 
 // target is what the target account holds: its own albums and its files
-// by content.
+// by content. Its methods are safe for the goroutines of one run.
 type target struct {
+	mu     sync.Mutex
 	albums []*ownAlbum
 	files  map[string]*present // contentKey → the file
+}
+
+// file is the target's file of content key k, or nil.
+func (t *target) file(k string) *present {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.files[k]
+}
+
+func (t *target) putFile(k string, p *present) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.files[k] = p
+}
+
+func (t *target) addAlbum(a *ownAlbum) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.albums = append(t.albums, a)
+}
+
+func (t *target) setAlbums(albums []*ownAlbum) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.albums = albums
 }
 
 // contentKey is how a restore tells a file the target already has: the

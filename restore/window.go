@@ -2,6 +2,7 @@ package restore
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -10,6 +11,7 @@ import (
 // call that would be one too many in the last minute waits until the
 // oldest of them is a minute old.
 type window struct {
+	mu    sync.Mutex // one wait at a time: later calls queue behind a sleep
 	max   int
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
@@ -23,6 +25,8 @@ func newWindow(max int, now func() time.Time, sleep func(context.Context, time.D
 // wait returns when one more call of route keeps it within the limit, or
 // with ctx's error.
 func (w *window) wait(ctx context.Context, route string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	ts := w.times[route]
 	if len(ts) >= w.max {
 		if d := ts[len(ts)-w.max].Add(time.Minute).Sub(w.now()); d > 0 {

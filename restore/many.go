@@ -1,0 +1,127 @@
+package restore
+
+import (
+	"context"
+	"io"
+	"sort"
+	"sync"
+)
+
+// each restores the originals, r.o.Concurrency at a time. The first error
+// that ends the run (fatal) stops the others and is returned; a file that
+// fails on its own is counted and named, and the run goes on.
+func (r *run) each(ctx context.Context, files []*original) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		once  sync.Once
+		first error
+		wg    sync.WaitGroup
+	)
+	next := make(chan *original)
+	for range r.o.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for o := range next {
+				err := r.one(ctx, o)
+				switch {
+				case err == nil:
+				case fatal(ctx, err):
+					once.Do(func() { first = err; cancel() })
+				default:
+					r.failed(o, err)
+				}
+			}
+		}()
+	}
+feed:
+	for _, o := range files {
+		select {
+		case next <- o:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	sort.SliceStable(r.sum.Failures, func(i, j int) bool { return r.sum.Failures[i].Source < r.sum.Failures[j].Source })
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// failed counts and names an original that could not be restored.
+func (r *run) failed(o *original, err error) {
+	r.note(Event{Kind: Failed, Source: o.rec.ID, Title: o.rec.Meta.Title, Err: err}, func(s *Summary) {
+		s.Failed++
+		s.Failures = append(s.Failures, Failure{Source: o.rec.ID, Title: o.rec.Meta.Title, Error: err.Error()})
+	})
+}
+
+// note applies count to the summary and reports e, one goroutine at a
+// time; e with no Kind is not reported.
+func (r *run) note(e Event, count func(*Summary)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	count(r.sum)
+	if e.Kind != "" && r.o.Events != nil {
+		r.o.Events(e)
+	}
+}
+
+// addBytes counts n ciphertext bytes sent.
+func (r *run) addBytes(n int64) { r.note(Event{}, func(s *Summary) { s.Bytes += n }) }
+
+// keyLocks hands out one lock per content key: two originals of the same
+// content are restored one after the other, so the second finds the
+// first's file in the target instead of uploading it again.
+type keyLocks struct {
+	mu   sync.Mutex
+	held map[string]chan struct{}
+}
+
+// lock waits until no other goroutine holds key (calling waiting before
+// it waits), then holds it until the returned func is called, or returns
+// ctx's error.
+func (k *keyLocks) lock(ctx context.Context, key string, waiting func()) (func(), error) {
+	for {
+		k.mu.Lock()
+		if k.held == nil {
+			k.held = map[string]chan struct{}{}
+		}
+		busy, ok := k.held[key]
+		if !ok {
+			done := make(chan struct{})
+			k.held[key] = done
+			k.mu.Unlock()
+			return func() {
+				k.mu.Lock()
+				delete(k.held, key)
+				k.mu.Unlock()
+				close(done)
+			}, nil
+		}
+		k.mu.Unlock()
+		waiting()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// lockedReader makes a reader (a test's source of randomness) safe for
+// the goroutines of one run.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
+}
