@@ -102,8 +102,18 @@ func (e *QuotaError) Unwrap() error { return e.Err }
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	o.defaults()
 	f := folder.At(o.Dir)
-	if !f.HasState() {
-		return nil, &folder.DirError{Dir: o.Dir, Reason: "holds no quak backup to restore"}
+	read := func() (*plan, error) { return readPlan(f) }
+	switch {
+	case f.HasState():
+	case IsEnteExport(o.Dir):
+		read = func() (*plan, error) { return readExport(o.Dir) }
+		if !o.DryRun {
+			if err := f.MakeRestoreArea(); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, &folder.DirError{Dir: o.Dir, Reason: "holds no quak backup or Ente export to restore"}
 	}
 	if !o.DryRun {
 		unlock, err := f.Lock()
@@ -112,7 +122,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 		defer unlock()
 	}
-	p, err := readPlan(f)
+	p, err := read()
 	if err != nil {
 		return nil, err
 	}

@@ -101,6 +101,11 @@ func (f *Folder) HasBackup() bool {
 	return err == nil && fi.IsDir()
 }
 
+// MakeRestoreArea creates DIR/.quak and its temp area in a folder that is
+// not a backup (an Ente export being restored): room for the lock, the
+// restore journal and the temp files, and nothing else.
+func (f *Folder) MakeRestoreArea() error { return os.MkdirAll(f.Temp(), 0o700) }
+
 // StateFile is the state database's path, for tools and tests that look
 // at the file itself.
 func (f *Folder) StateFile() string { return f.path(stateFile) }
