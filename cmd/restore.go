@@ -29,9 +29,11 @@ func newRestoreCmd(d deps) *cobra.Command {
 	o := &restoreOpts{}
 	c := &cobra.Command{
 		Use:   "restore DIR",
-		Short: "Put the backup in DIR back into the logged-in Ente account, each file once",
+		Short: "Put the backup (or ente export) in DIR back into the logged-in Ente account, each file once",
 		Long: `Upload the backup in DIR into the account you are logged in to (with
-several, --account EMAIL says which): the same server or another one. Every
+several, --account EMAIL says which): the same server or another one. DIR
+may also be a folder written by Ente's CLI (ente export): its .meta JSON
+gives each file's albums, title, dates, place and caption. Every
 original comes back byte for byte, once however many albums hold it, in
 the albums that held it, with its title, dates, place and caption; the
 favourites, hidden albums and live photos as they were. Albums shared with
@@ -54,7 +56,7 @@ checked first.
 			exitOK:          "everything restored (or, with --dry-run, planned)",
 			exitPartial:     "some files could not be restored (named on stderr; the next run retries them)",
 			exitLocked:      "another quak run holds DIR's lock",
-			exitUnusableDir: "DIR holds no quak backup",
+			exitUnusableDir: "DIR holds no quak backup and no Ente export",
 			exitFatal:       "the target account is out of storage, or any other fatal error",
 			exitLogin:       "", exitUsage: "", exitTempFail: "", exitInterrupt: "", exitTerminated: "",
 		}),
