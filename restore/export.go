@@ -87,6 +87,19 @@ func readExport(dir string) (*plan, error) {
 			return nil, err
 		}
 	}
+	p.finish(byID)
+	return p, nil
+}
+
+// finish takes the originals of an export that have their parts, in the
+// order of their ids; the others, and those no copy could be read of
+// (unread), are left out.
+func (p *plan) finish(byID map[int64]*original) {
+	for id := range p.unread {
+		if byID[id] == nil {
+			p.leftOut++
+		}
+	}
 	for _, o := range byID {
 		if o.parts == nil {
 			p.leftOut++
@@ -96,7 +109,6 @@ func readExport(dir string) (*plan, error) {
 		p.files = append(p.files, o)
 	}
 	sort.Slice(p.files, func(i, j int) bool { return p.files[i].rec.ID < p.files[j].rec.ID })
-	return p, nil
 }
 
 // readExportAlbum adds the files of one album folder of an export.
@@ -166,7 +178,7 @@ func exportOriginal(folder string, f *exportFile, o *original) (*original, error
 	}
 	var parts []string
 	for _, n := range f.Info.FileNames {
-		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
+		if !isName(n) {
 			return nil, fmt.Errorf("part name %q is not a name in its album folder", n)
 		}
 		if !isFile(filepath.Join(folder, n)) {

@@ -32,6 +32,7 @@ type plan struct {
 	files   []*original
 	albums  map[int64]*sourceAlbum
 	leftOut int
+	unread  map[int64]bool // an export's file ids with a copy quak could not read
 }
 
 // readPlan reads the backup's state: every saved file with at least one

@@ -107,13 +107,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	case f.HasState():
 	case IsEnteExport(o.Dir):
 		read = func() (*plan, error) { return readExport(o.Dir) }
-		if !o.DryRun {
-			if err := f.MakeRestoreArea(); err != nil {
-				return nil, err
-			}
-		}
+	case IsDesktopExport(o.Dir):
+		read = func() (*plan, error) { return readDesktopExport(o.Dir) }
 	default:
 		return nil, &folder.DirError{Dir: o.Dir, Reason: "holds no quak backup or Ente export to restore"}
+	}
+	if !f.HasState() && !o.DryRun {
+		if err := f.MakeRestoreArea(); err != nil {
+			return nil, err
+		}
 	}
 	if !o.DryRun {
 		unlock, err := f.Lock()
