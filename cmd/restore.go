@@ -56,7 +56,7 @@ checked first.
 			exitOK:          "everything restored (or, with --dry-run, planned)",
 			exitPartial:     "some files could not be restored (named on stderr; the next run retries them)",
 			exitLocked:      "another quak run holds DIR's lock",
-			exitUnusableDir: "DIR holds no quak backup and no Ente export",
+			exitUnusableDir: "DIR does not exist, or holds no quak backup and no Ente export",
 			exitFatal:       "the target account is out of storage, or any other fatal error",
 			exitLogin:       "", exitUsage: "", exitTempFail: "", exitInterrupt: "", exitTerminated: "",
 		}),

@@ -2,6 +2,7 @@ package restore
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,19 +52,21 @@ func IsDesktopExport(dir string) bool { return isFile(filepath.Join(dir, desktop
 // readDesktopExport reads an export of Ente's desktop app: one original
 // per file id, in each album folder that holds a copy with its sidecar.
 // With no hash recorded, each part is hashed as the export holds it.
-func readDesktopExport(dir string) (*plan, error) {
+func readDesktopExport(ctx context.Context, dir string) (*plan, error) {
 	var rec desktopRecord
 	if err := readJSONFile(filepath.Join(dir, desktopRecordName), &rec); err != nil {
 		return nil, err
 	}
-	p := &plan{albums: map[int64]*sourceAlbum{}, unread: map[int64]bool{}}
+	p := &plan{dir: dir, albums: map[int64]*sourceAlbum{}, unread: map[int64]bool{}}
 	folders := map[int64]string{}
 	for id, name := range rec.CollectionExportNames {
 		cid, err := strconv.ParseInt(id, 10, 64)
-		if err != nil || !isName(name) {
-			return nil, fmt.Errorf("%s: album %q in folder %q is not one of this export", desktopRecordName, id, name)
+		folder := filepath.Join(dir, name)
+		if fi, lerr := os.Lstat(folder); err != nil || !isName(name) || lerr != nil || !fi.IsDir() {
+			p.fail(filepath.Join(dir, desktopRecordName), 0, fmt.Errorf("album %s: %q is not a folder of this export", id, name))
+			continue
 		}
-		folders[cid] = filepath.Join(dir, name)
+		folders[cid] = folder
 		p.albums[cid] = exportAlbumOf(exportAlbum{ID: cid, AlbumName: name})
 	}
 	uids := make([]string, 0, len(rec.FileExportNames))
@@ -73,8 +76,11 @@ func readDesktopExport(dir string) (*plan, error) {
 	sort.Strings(uids)
 	byID := map[int64]*original{}
 	for _, uid := range uids {
-		if err := p.readDesktopFile(uid, rec.FileExportNames[uid], folders, byID); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", desktopRecordName, uid, err)
+		if err := p.readDesktopFile(ctx, uid, rec.FileExportNames[uid], folders, byID); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			p.fail(filepath.Join(dir, desktopRecordName), 0, fmt.Errorf("%s: %w", uid, err))
 		}
 	}
 	p.finish(byID)
@@ -83,7 +89,7 @@ func readDesktopExport(dir string) (*plan, error) {
 
 // readDesktopFile adds one exported copy: the file id and album id of its
 // record key, its parts by the recorded name.
-func (p *plan) readDesktopFile(uid, name string, folders map[int64]string, byID map[int64]*original) error {
+func (p *plan) readDesktopFile(ctx context.Context, uid, name string, folders map[int64]string, byID map[int64]*original) error {
 	f := strings.Split(uid, "_")
 	if len(f) != 3 {
 		return errors.New("not a file of this export")
@@ -99,6 +105,9 @@ func (p *plan) readDesktopFile(uid, name string, folders map[int64]string, byID 
 	if json.Unmarshal([]byte(name), &live) == nil && live.Image != "" && live.Video != "" {
 		names = []string{live.Image, live.Video}
 	}
+	if !isName(names[0]) {
+		return fmt.Errorf("part name %q is not a name in its album folder", names[0])
+	}
 	var m desktopMeta
 	if err := readJSONFile(filepath.Join(folder, desktopMetaDir, names[0]+".json"), &m); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -111,12 +120,7 @@ func (p *plan) readDesktopFile(uid, name string, folders map[int64]string, byID 
 	if err != nil {
 		return err
 	}
-	o, err := exportOriginal(folder, ef, byID[id])
-	if err == nil {
-		byID[id] = o
-		o.albums = appendOnce(o.albums, cid)
-	}
-	return err
+	return p.addCopy(ctx, folder, ef, cid, byID)
 }
 
 // asExportFile is the sidecar as Ente's CLI would have written it.

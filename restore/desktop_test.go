@@ -103,17 +103,18 @@ func TestRestoreFromADesktopExportGivesTheLibraryBack(t *testing.T) {
 	assert.Equal(t, 4, sum.Present)
 }
 
-// A record naming a folder or a file outside the export stops the run
-// before anything is sent; a copy without its sidecar is left out.
+// A record naming a folder or a file outside the export fails that file
+// by name, and nothing of it is read or sent; a copy without its sidecar
+// is left out.
 func TestRestoreFromADesktopExportReadsNothingOutsideIt(t *testing.T) {
 	for name, c := range map[string]struct {
 		albums map[int64]string
 		file   string
 		want   string
 	}{
-		"album":  {map[int64]string{1: ".."}, "x.jpg", `in folder ".." is not one of this export`},
+		"album":  {map[int64]string{1: ".."}, "x.jpg", `album 1: ".." is not a folder of this export`},
 		"file":   {map[int64]string{1: "Trip"}, "../x.jpg", `part name "../x.jpg" is not a name in its album folder`},
-		"nested": {map[int64]string{1: "Trip/../../elsewhere"}, "x.jpg", "is not one of this export"},
+		"nested": {map[int64]string{1: "Trip/../../elsewhere"}, "x.jpg", "is not a folder of this export"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
@@ -122,9 +123,12 @@ func TestRestoreFromADesktopExportReadsNothingOutsideIt(t *testing.T) {
 			rec := map[string]any{"collectionExportNames": map[string]string{"1": c.albums[1]},
 				"fileExportNames": map[string]string{"5_1_1": c.file}}
 			writeJSON(t, filepath.Join(e.dir, desktopRecordName), rec)
-			_, err := e.restoreWith(e.options())
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), c.want)
+			sum, err := e.restoreWith(e.options())
+			require.NoError(t, err)
+			require.NotEmpty(t, sum.Failures, "the file fails, by name")
+			assert.Equal(t, desktopRecordName, sum.Failures[0].Title)
+			assert.Contains(t, sum.Failures[0].Error, c.want)
+			assert.Equal(t, len(sum.Failures), sum.Failed)
 			assert.Zero(t, e.s.Requests("POST /files/upload-url"))
 		})
 	}
@@ -134,8 +138,9 @@ func TestRestoreFromADesktopExportReadsNothingOutsideIt(t *testing.T) {
 		{id: 1, album: 1, name: "a.jpg", parts: map[string][]byte{"a.jpg": enteapitest.FakeJPEG("a")}},
 		{id: 2, album: 1, name: "b.jpg", parts: map[string][]byte{"b.jpg": enteapitest.FakeJPEG("b")}, meta: takeout("b.jpg", 1)},
 	})
-	sum := e.mustRestore()
+	sum, err := e.restoreWith(e.options())
+	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Uploaded)
 	assert.Equal(t, 1, sum.Files)
-	assert.Equal(t, 1, sum.LeftOut, "a.jpg, without its sidecar")
+	assert.Equal(t, []Failure{{Source: 1, Title: "file 1", Error: "no copy of it has its metadata JSON beside it"}}, sum.Failures)
 }

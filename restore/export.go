@@ -1,10 +1,12 @@
 package restore
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -71,19 +73,20 @@ func isFile(path string) bool {
 }
 
 // readExport reads an Ente CLI export's albums and files: one original
-// per file id, in every album folder that holds a copy of it.
-func readExport(dir string) (*plan, error) {
+// per file id, in every album folder that holds a copy of it. A sidecar
+// quak cannot take is that file's failure, not the run's.
+func readExport(ctx context.Context, dir string) (*plan, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{albums: map[int64]*sourceAlbum{}}
+	p := &plan{dir: dir, albums: map[int64]*sourceAlbum{}, unread: map[int64]bool{}}
 	byID := map[int64]*original{}
 	for _, e := range entries {
 		if !e.IsDir() || e.Name() == ".quak" {
 			continue
 		}
-		if err := p.readExportAlbum(filepath.Join(dir, e.Name()), byID); err != nil {
+		if err := p.readExportAlbum(ctx, filepath.Join(dir, e.Name()), byID); err != nil {
 			return nil, err
 		}
 	}
@@ -93,16 +96,18 @@ func readExport(dir string) (*plan, error) {
 
 // finish takes the originals of an export that have their parts, in the
 // order of their ids; the others, and those no copy could be read of
-// (unread), are left out.
+// (unread), fail by name.
 func (p *plan) finish(byID map[int64]*original) {
 	for id := range p.unread {
 		if byID[id] == nil {
-			p.leftOut++
+			p.failures = append(p.failures, Failure{Source: id, Title: fmt.Sprintf("file %d", id),
+				Error: "no copy of it has its metadata JSON beside it"})
 		}
 	}
 	for _, o := range byID {
 		if o.parts == nil {
-			p.leftOut++
+			p.failures = append(p.failures, Failure{Source: o.rec.ID, Title: o.rec.Meta.Title,
+				Error: "no album folder holds it as a plain file"})
 			continue
 		}
 		sort.Slice(o.albums, func(i, j int) bool { return o.albums[i] < o.albums[j] })
@@ -111,44 +116,71 @@ func (p *plan) finish(byID map[int64]*original) {
 	sort.Slice(p.files, func(i, j int) bool { return p.files[i].rec.ID < p.files[j].rec.ID })
 }
 
+// fail records a file of an export that cannot be restored, by the path
+// of what describes it.
+func (p *plan) fail(path string, id int64, err error) {
+	if rel, e := filepath.Rel(p.dir, path); e == nil {
+		path = rel
+	}
+	p.failures = append(p.failures, Failure{Source: id, Title: path, Error: err.Error()})
+}
+
 // readExportAlbum adds the files of one album folder of an export.
-func (p *plan) readExportAlbum(folder string, byID map[int64]*original) error {
+func (p *plan) readExportAlbum(ctx context.Context, folder string, byID map[int64]*original) error {
 	meta := filepath.Join(folder, exportMetaDir)
+	if fi, err := os.Lstat(meta); err != nil || !fi.IsDir() {
+		return nil // not an album folder (a link to one elsewhere is not read)
+	}
 	var a exportAlbum
 	if err := readJSONFile(filepath.Join(meta, exportAlbumMeta), &a); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil // not an album folder
+		if !errors.Is(err, os.ErrNotExist) {
+			p.fail(filepath.Join(meta, exportAlbumMeta), 0, err)
 		}
-		return err
+		return nil
 	}
 	if a.IsDeleted {
 		return nil
 	}
 	if _, dup := p.albums[a.ID]; dup {
-		return fmt.Errorf("%s: album %d is in two folders of the export", filepath.Base(folder), a.ID)
+		p.fail(folder, 0, fmt.Errorf("album %d is in two folders of the export; this one is left out", a.ID))
+		return nil
 	}
 	p.albums[a.ID] = exportAlbumOf(a)
-	names, err := filepath.Glob(filepath.Join(meta, "*.json"))
+	entries, err := os.ReadDir(meta)
 	if err != nil {
 		return err
 	}
-	for _, name := range names {
-		if filepath.Base(name) == exportAlbumMeta {
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		name := filepath.Join(meta, e.Name())
+		if e.Name() == exportAlbumMeta || !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
 		var f exportFile
 		if err := readJSONFile(name, &f); err != nil {
-			return err
+			p.fail(name, 0, err)
+			continue
 		}
-		o, err := exportOriginal(folder, &f, byID[f.Info.ID])
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if o != nil {
-			byID[f.Info.ID] = o
-			o.albums = appendOnce(o.albums, a.ID)
+		if err := p.addCopy(ctx, folder, &f, a.ID, byID); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			p.fail(name, f.Info.ID, err)
 		}
 	}
+	return nil
+}
+
+// addCopy adds one album's copy of a file to its original.
+func (p *plan) addCopy(ctx context.Context, folder string, f *exportFile, album int64, byID map[int64]*original) error {
+	o, err := exportOriginal(ctx, folder, f, byID[f.Info.ID])
+	if err != nil {
+		return err
+	}
+	byID[f.Info.ID] = o
+	o.albums = appendOnce(o.albums, album)
 	return nil
 }
 
@@ -172,7 +204,7 @@ func exportAlbumOf(a exportAlbum) *sourceAlbum {
 // album's copy to o, the one an earlier album gave. Parts that are not
 // plain files of the album folder are never read; a copy without them
 // leaves o without parts (left out, unless another album has them).
-func exportOriginal(folder string, f *exportFile, o *original) (*original, error) {
+func exportOriginal(ctx context.Context, folder string, f *exportFile, o *original) (*original, error) {
 	if f.Info.ID == 0 || len(f.Info.FileNames) == 0 || len(f.Info.FileNames) > 2 {
 		return nil, errors.New("not a sidecar of Ente's export: no id or part names")
 	}
@@ -187,19 +219,28 @@ func exportOriginal(folder string, f *exportFile, o *original) (*original, error
 		}
 		parts = append(parts, filepath.Join(folder, n))
 	}
+	m, err := exportMeta(f)
+	if err != nil {
+		return nil, err
+	}
+	if f.Info.Hash != nil && *f.Info.Hash != "" && strings.Count(*f.Info.Hash, ":")+1 != len(f.Info.FileNames) {
+		return nil, fmt.Errorf("its hash has %d parts, its file names %d: one part of a live photo was not exported",
+			strings.Count(*f.Info.Hash, ":")+1, len(f.Info.FileNames))
+	}
 	if o == nil {
-		m, err := exportMeta(f)
-		if err != nil {
-			return nil, err
-		}
 		o = &original{rec: &state.File{ID: f.Info.ID, Meta: m}}
+	} else if o.rec.Meta.Hash != m.Hash || o.rec.Meta.FileType != m.FileType {
+		return nil, fmt.Errorf("id %d is %q in another album: two files under one id", f.Info.ID, o.rec.Meta.Title)
 	}
 	if o.parts == nil && parts != nil {
-		hashes, err := exportHashes(f, parts)
+		hashes, err := exportHashes(ctx, f, parts)
 		if err != nil {
 			return nil, err
 		}
 		o.parts, o.hashes = parts, hashes
+		if o.rec.Meta.FileType == 0 && sniffsAsVideo(parts[0]) {
+			o.rec.Meta.FileType = 1
+		}
 	}
 	return o, nil
 }
@@ -226,9 +267,19 @@ func exportMeta(f *exportFile) (state.Meta, error) {
 	return m, nil
 }
 
-// videoExts are the extensions Ente's apps upload as videos.
-var videoExts = map[string]bool{".mov": true, ".mp4": true, ".m4v": true, ".avi": true, ".wmv": true, ".flv": true,
-	".mkv": true, ".webm": true, ".3gp": true, ".3g2": true, ".ogv": true, ".mpg": true, ".mpeg": true, ".mts": true, ".m2ts": true}
+// videoExts are extensions of videos. An export does not record a file's
+// type; what the name does not tell, the first bytes may (sniffsAsVideo).
+var videoExts = map[string]bool{".mov": true, ".qt": true, ".mp4": true, ".m4v": true, ".avi": true, ".wmv": true,
+	".asf": true, ".flv": true, ".f4v": true, ".mkv": true, ".webm": true, ".3gp": true, ".3gpp": true, ".3g2": true,
+	".ogv": true, ".ogm": true, ".mpg": true, ".mpeg": true, ".m2v": true, ".mpe": true, ".vob": true, ".ts": true,
+	".mts": true, ".m2ts": true, ".mod": true, ".tod": true, ".dv": true, ".divx": true, ".rm": true, ".rmvb": true,
+	".mxf": true, ".hevc": true, ".insv": true, ".lrv": true}
+
+// sniffsAsVideo reports a file whose first bytes are a video's.
+func sniffsAsVideo(path string) bool {
+	b, err := readAtMost(path, 512)
+	return err == nil && strings.HasPrefix(http.DetectContentType(b), "video/")
+}
 
 // fileTypeOf is Ente's file type: a live photo has two parts, a video a
 // video's extension.
@@ -257,7 +308,7 @@ func micros(s string) (int64, error) {
 // exportHashes are the hashes the parts must have: the sidecar's (split
 // for a live photo), or, for a file Ente recorded without one, those of
 // the parts as they are (the export is then all quak can vouch for).
-func exportHashes(f *exportFile, parts []string) ([]string, error) {
+func exportHashes(ctx context.Context, f *exportFile, parts []string) ([]string, error) {
 	if f.Info.Hash != nil && *f.Info.Hash != "" {
 		hs := strings.Split(*f.Info.Hash, ":")
 		if len(hs) != len(parts) {
@@ -267,7 +318,7 @@ func exportHashes(f *exportFile, parts []string) ([]string, error) {
 	}
 	var hs []string
 	for _, p := range parts {
-		h, err := hashFile(p)
+		h, err := hashFile(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -277,21 +328,50 @@ func exportHashes(f *exportFile, parts []string) ([]string, error) {
 }
 
 // hashFile is the base64 BLAKE2b-512 of a file's bytes, as Ente hashes.
-func hashFile(path string) (string, error) {
+func hashFile(ctx context.Context, path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = f.Close() }()
 	h := keys.NewHash()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
 		return "", err
 	}
 	return keys.EncodeB64(h.Sum(nil)), nil
 }
 
+// ctxReader stops a long read when its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// maxJSON caps what quak reads of an export's JSON: a sidecar is a few
+// hundred bytes, the desktop app's record about a hundred a file.
+const maxJSON = 64 << 20
+
+// readJSONFile reads the JSON file at path into v: a plain file only (not
+// a link, a pipe or a device) and at most maxJSON bytes.
 func readJSONFile(path string, v any) error {
-	b, err := os.ReadFile(path)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a plain file", path)
+	}
+	if fi.Size() > maxJSON {
+		return fmt.Errorf("%s: %d bytes, more than a sidecar holds", path, fi.Size())
+	}
+	b, err := readAtMost(path, maxJSON)
 	if err != nil {
 		return err
 	}
@@ -308,4 +388,14 @@ func appendOnce(ids []int64, id int64) []int64 {
 		}
 	}
 	return append(ids, id)
+}
+
+// readAtMost reads up to limit bytes of the file at path.
+func readAtMost(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	return io.ReadAll(io.LimitReader(f, limit))
 }

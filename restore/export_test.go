@@ -207,8 +207,8 @@ func TestRestoreFromAnExportTakesAFileWithoutAHashAsItIs(t *testing.T) {
 	assert.Equal(t, 1, sum.Present, "its hash, made from the bytes, finds it the second time")
 }
 
-// A sidecar naming a part outside its album folder stops the run before
-// anything is sent; a part that is a symbolic link is never read.
+// A sidecar naming a part outside its album folder fails that file by
+// name, and nothing is sent; a part that is a symbolic link is never read.
 func TestRestoreFromAnExportReadsOnlyFilesOfTheAlbumFolder(t *testing.T) {
 	e := newEnv(t)
 	p, order := one("x.jpg", enteapitest.FakeJPEG("x"))
@@ -221,17 +221,21 @@ func TestRestoreFromAnExportReadsOnlyFilesOfTheAlbumFolder(t *testing.T) {
 	require.NoError(t, os.WriteFile(outside, enteapitest.FakeJPEG("secret"), 0o600))
 	require.NoError(t, os.Remove(filepath.Join(e.dir, "Trip", "x.jpg")))
 	require.NoError(t, os.Symlink(outside, filepath.Join(e.dir, "Trip", "x.jpg")))
-	sum := e.mustRestore()
+	sum, err := e.restoreWith(e.options())
+	require.NoError(t, err)
 	assert.Zero(t, sum.Uploaded, "a link is not a file of the export")
-	assert.Equal(t, 1, sum.LeftOut)
+	require.Len(t, sum.Failures, 1)
+	assert.Equal(t, Failure{Source: 1, Title: "x.jpg", Error: "no album folder holds it as a plain file"}, sum.Failures[0])
 
 	var side2 map[string]any
 	require.NoError(t, json.Unmarshal(b, &side2))
 	side2["info"].(map[string]any)["fileNames"] = []string{"../../secret.jpg"}
 	writeJSON(t, side, side2)
-	_, err = e.restoreWith(e.options())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `part name "../../secret.jpg" is not a name in its album folder`)
+	sum, err = e.restoreWith(e.options())
+	require.NoError(t, err)
+	require.Len(t, sum.Failures, 1)
+	assert.Equal(t, filepath.Join("Trip", exportMetaDir, "x.jpg.json"), sum.Failures[0].Title)
+	assert.Contains(t, sum.Failures[0].Error, `part name "../../secret.jpg" is not a name in its album folder`)
 	assert.Zero(t, e.s.Requests("POST /files"))
 }
 
@@ -273,5 +277,5 @@ func TestRestoreDryRunOfAnExportWritesNothingThere(t *testing.T) {
 	_, err = e.restoreWith(o)
 	var de *folder.DirError
 	require.True(t, errors.As(err, &de), "%v", err)
-	assert.Contains(t, de.Reason, "holds no quak backup or Ente export")
+	assert.Equal(t, "holds no quak backup and no export of Ente's CLI or desktop app", de.Reason)
 }

@@ -78,8 +78,25 @@ func (r *run) addBytes(n int64) { r.note(Event{}, func(s *Summary) { s.Bytes += 
 // content are restored one after the other, so the second finds the
 // first's file in the target instead of uploading it again.
 type keyLocks struct {
-	mu   sync.Mutex
-	held map[string]chan struct{}
+	mu     sync.Mutex
+	held   map[string]chan struct{}
+	unsure map[string]bool // keys whose commit failed after it was sent
+}
+
+// markUnsure records that key's content may be in the target unconfirmed.
+func (k *keyLocks) markUnsure(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.unsure == nil {
+		k.unsure = map[string]bool{}
+	}
+	k.unsure[key] = true
+}
+
+func (k *keyLocks) isUnsure(key string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.unsure[key]
 }
 
 // lock waits until no other goroutine holds key (calling waiting before

@@ -33,6 +33,10 @@ type plan struct {
 	albums  map[int64]*sourceAlbum
 	leftOut int
 	unread  map[int64]bool // an export's file ids with a copy quak could not read
+	// An export's files that cannot be restored, each by the path of what
+	// describes it; dir is the export's folder.
+	failures []Failure
+	dir      string
 }
 
 // readPlan reads the backup's state: every saved file with at least one

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/quak-photos/quak/apiclient"
@@ -102,15 +103,18 @@ func (e *QuotaError) Unwrap() error { return e.Err }
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	o.defaults()
 	f := folder.At(o.Dir)
+	if err := f.CheckRestorable(); err != nil {
+		return nil, err
+	}
 	read := func() (*plan, error) { return readPlan(f) }
 	switch {
 	case f.HasState():
 	case IsEnteExport(o.Dir):
-		read = func() (*plan, error) { return readExport(o.Dir) }
+		read = func() (*plan, error) { return readExport(ctx, o.Dir) }
 	case IsDesktopExport(o.Dir):
-		read = func() (*plan, error) { return readDesktopExport(o.Dir) }
+		read = func() (*plan, error) { return readDesktopExport(ctx, o.Dir) }
 	default:
-		return nil, &folder.DirError{Dir: o.Dir, Reason: "holds no quak backup or Ente export to restore"}
+		return nil, &folder.DirError{Dir: o.Dir, Reason: "holds no quak backup and no export of Ente's CLI or desktop app" + parentHint(o.Dir)}
 	}
 	if !f.HasState() && !o.DryRun {
 		if err := f.MakeRestoreArea(); err != nil {
@@ -153,4 +157,18 @@ func (o *Options) defaults() {
 	if o.Policy.Sleep == nil {
 		o.Policy = retry.Default()
 	}
+}
+
+// parentHint points at the folder above dir when that is what holds the
+// backup or export dir is a part of.
+func parentHint(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	up := filepath.Dir(abs)
+	if up != abs && (folder.At(up).HasState() || IsEnteExport(up) || IsDesktopExport(up)) {
+		return "; it is an album folder of " + up + ": restore that folder"
+	}
+	return ""
 }

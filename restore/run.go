@@ -52,6 +52,12 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.checkQuota(ctx); err != nil {
 		return err
 	}
+	for _, f := range r.plan.failures {
+		r.note(Event{Kind: Failed, Source: f.Source, Title: f.Title, Err: errors.New(f.Error)}, func(s *Summary) {
+			s.Failed++
+			s.Failures = append(s.Failures, f)
+		})
+	}
 	return r.each(ctx, r.plan.files)
 }
 
@@ -66,7 +72,8 @@ func fatal(ctx context.Context, err error) bool {
 // one restores an original: added to its albums when the target has it,
 // else sealed (or taken from the journal), uploaded and committed once.
 func (r *run) one(ctx context.Context, o *original) error {
-	unlock, err := r.keys.lock(ctx, contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title), func() {
+	key := contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title)
+	unlock, err := r.keys.lock(ctx, key, func() {
 		if r.o.keyWait != nil {
 			r.o.keyWait(o.rec.Meta.Title)
 		}
@@ -75,6 +82,9 @@ func (r *run) one(ctx context.Context, o *original) error {
 		return err
 	}
 	defer unlock()
+	if r.keys.isUnsure(key) {
+		return fmt.Errorf("%s: %w", o.rec.Meta.Title, errUnconfirmed)
+	}
 	var in *folder.Intent
 	if r.j != nil {
 		if in, err = r.j.Intent(o.rec.ID); err != nil {
@@ -103,6 +113,9 @@ func (r *run) one(ctx context.Context, o *original) error {
 	if in.FileID != 0 { // restored by an earlier run
 		r.note(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title}, func(s *Summary) { s.Present++ })
 	} else if err := r.upload(ctx, o, in); err != nil {
+		if in.Cursor != 0 {
+			r.keys.markUnsure(key) // its commit may have landed
+		}
 		return fmt.Errorf("%s: %w", o.rec.Meta.Title, err)
 	}
 	have := map[int64]bool{in.Album: true}
@@ -111,6 +124,11 @@ func (r *run) one(ctx context.Context, o *original) error {
 	}
 	return r.addToAlbums(ctx, o, in.FileID, in.FileKey, have, in)
 }
+
+// errUnconfirmed fails an original whose content another original of the
+// run may have committed, unconfirmed: uploading it would make a second
+// file. The next run's listing shows whether the target has it.
+var errUnconfirmed = errors.New("another copy of the same content was sent and its arrival could not be confirmed; the next run finds it")
 
 // hash is the metadata hash of the original: its parts' hashes, joined
 // for a live photo.

@@ -61,6 +61,15 @@ func Prepare(dir string, u Use) (*Folder, error) {
 	return f, nil
 }
 
+// CheckRestorable checks a folder a restore reads: it exists, is a
+// folder, and quak's own folders in it are not links elsewhere.
+func (f *Folder) CheckRestorable() error {
+	if err := f.isFolder(); err != nil {
+		return err
+	}
+	return f.CheckLinks()
+}
+
 // isFolder checks that DIR exists and is a folder.
 func (f *Folder) isFolder() error {
 	fi, err := os.Stat(f.Dir)
@@ -83,7 +92,7 @@ func (f *Folder) error(reason string, err error) *DirError {
 // trash (which quak writes, sweeps and empties) is a symbolic link or not
 // a folder: quak never follows a link out of the backup folder.
 func (f *Folder) CheckLinks() error {
-	for _, rel := range []string{StateDir, filepath.Join(StateDir, tempDir), filepath.Join(StateDir, trashDir)} {
+	for _, rel := range []string{StateDir, filepath.Join(StateDir, tempDir), filepath.Join(StateDir, trashDir), filepath.Join(StateDir, restoreDir)} {
 		fi, err := os.Lstat(filepath.Join(f.Dir, rel))
 		switch {
 		case err != nil:
