@@ -23,6 +23,9 @@ import (
 const (
 	desktopRecordName = "export_status.json"
 	desktopMetaDir    = "metadata"
+	// maxRecord caps export_status.json: about a hundred bytes a file.
+	maxRecord = 1 << 30
+	stateDir  = ".quak" // quak's own folder, never an album
 )
 
 type desktopRecord struct {
@@ -54,15 +57,17 @@ func IsDesktopExport(dir string) bool { return isFile(filepath.Join(dir, desktop
 // With no hash recorded, each part is hashed as the export holds it.
 func readDesktopExport(ctx context.Context, dir string) (*plan, error) {
 	var rec desktopRecord
-	if err := readJSONFile(filepath.Join(dir, desktopRecordName), &rec); err != nil {
+	if err := readJSONFileMax(filepath.Join(dir, desktopRecordName), &rec, maxRecord); err != nil {
 		return nil, err
 	}
-	p := &plan{dir: dir, albums: map[int64]*sourceAlbum{}, unread: map[int64]bool{}}
+	p := &plan{dir: dir, albums: map[int64]*sourceAlbum{}, unread: map[int64][]int64{}}
 	folders := map[int64]string{}
 	for id, name := range rec.CollectionExportNames {
 		cid, err := strconv.ParseInt(id, 10, 64)
 		folder := filepath.Join(dir, name)
-		if fi, lerr := os.Lstat(folder); err != nil || !isName(name) || lerr != nil || !fi.IsDir() {
+		fi, lerr := os.Lstat(folder)
+		mi, merr := os.Lstat(filepath.Join(folder, desktopMetaDir))
+		if err != nil || !isName(name) || name == stateDir || lerr != nil || !fi.IsDir() || merr == nil && !mi.IsDir() {
 			p.fail(filepath.Join(dir, desktopRecordName), 0, fmt.Errorf("album %s: %q is not a folder of this export", id, name))
 			continue
 		}
@@ -111,7 +116,7 @@ func (p *plan) readDesktopFile(ctx context.Context, uid, name string, folders ma
 	var m desktopMeta
 	if err := readJSONFile(filepath.Join(folder, desktopMetaDir, names[0]+".json"), &m); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			p.unread[id] = true // a copy without its sidecar: another may have one
+			p.unread[id] = append(p.unread[id], cid) // a copy without its JSON: another may have it
 			return nil
 		}
 		return err

@@ -80,7 +80,7 @@ func readExport(ctx context.Context, dir string) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{dir: dir, albums: map[int64]*sourceAlbum{}, unread: map[int64]bool{}}
+	p := &plan{dir: dir, albums: map[int64]*sourceAlbum{}, unread: map[int64][]int64{}}
 	byID := map[int64]*original{}
 	for _, e := range entries {
 		if !e.IsDir() || e.Name() == ".quak" {
@@ -98,16 +98,19 @@ func readExport(ctx context.Context, dir string) (*plan, error) {
 // order of their ids; the others, and those no copy could be read of
 // (unread), fail by name.
 func (p *plan) finish(byID map[int64]*original) {
-	for id := range p.unread {
-		if byID[id] == nil {
-			p.failures = append(p.failures, Failure{Source: id, Title: fmt.Sprintf("file %d", id),
-				Error: "no copy of it has its metadata JSON beside it"})
+	for id, albums := range p.unread {
+		o := byID[id]
+		if o == nil {
+			p.failOne(Failure{Source: id, Title: fmt.Sprintf("file %d", id), Error: "no copy of it has its metadata JSON beside it"})
+			continue
+		}
+		for _, a := range albums {
+			o.albums = appendOnce(o.albums, a) // another copy's JSON describes it
 		}
 	}
 	for _, o := range byID {
 		if o.parts == nil {
-			p.failures = append(p.failures, Failure{Source: o.rec.ID, Title: o.rec.Meta.Title,
-				Error: "no album folder holds it as a plain file"})
+			p.failOne(Failure{Source: o.rec.ID, Title: o.rec.Meta.Title, Error: "no album folder holds it as a plain file"})
 			continue
 		}
 		sort.Slice(o.albums, func(i, j int) bool { return o.albums[i] < o.albums[j] })
@@ -116,13 +119,25 @@ func (p *plan) finish(byID map[int64]*original) {
 	sort.Slice(p.files, func(i, j int) bool { return p.files[i].rec.ID < p.files[j].rec.ID })
 }
 
+// maxPlanFailures caps the failures an export's reading names one by one;
+// the rest are counted in one more.
+const maxPlanFailures = 1000
+
 // fail records a file of an export that cannot be restored, by the path
 // of what describes it.
 func (p *plan) fail(path string, id int64, err error) {
 	if rel, e := filepath.Rel(p.dir, path); e == nil {
 		path = rel
 	}
-	p.failures = append(p.failures, Failure{Source: id, Title: path, Error: err.Error()})
+	p.failOne(Failure{Source: id, Title: path, Error: err.Error()})
+}
+
+// failOne counts f, and names it among the first maxPlanFailures.
+func (p *plan) failOne(f Failure) {
+	p.failed++
+	if len(p.failures) < maxPlanFailures {
+		p.failures = append(p.failures, f)
+	}
 }
 
 // readExportAlbum adds the files of one album folder of an export.
@@ -229,7 +244,7 @@ func exportOriginal(ctx context.Context, folder string, f *exportFile, o *origin
 	}
 	if o == nil {
 		o = &original{rec: &state.File{ID: f.Info.ID, Meta: m}}
-	} else if o.rec.Meta.Hash != m.Hash || o.rec.Meta.FileType != m.FileType {
+	} else if o.rec.Meta.Hash != m.Hash || !sameType(o.rec.Meta.FileType, m.FileType) {
 		return nil, fmt.Errorf("id %d is %q in another album: two files under one id", f.Info.ID, o.rec.Meta.Title)
 	}
 	if o.parts == nil && parts != nil {
@@ -244,6 +259,11 @@ func exportOriginal(ctx context.Context, folder string, f *exportFile, o *origin
 	}
 	return o, nil
 }
+
+// sameType reports whether a copy whose name says type named is of an
+// original of type had: the same, or a video told by its bytes, which its
+// other copies' names do not tell.
+func sameType(had, named int) bool { return had == named || had == 1 && named == 0 }
 
 // exportMeta is a sidecar's metadata as a backup records it.
 func exportMeta(f *exportFile) (state.Meta, error) {
@@ -360,7 +380,10 @@ const maxJSON = 64 << 20
 
 // readJSONFile reads the JSON file at path into v: a plain file only (not
 // a link, a pipe or a device) and at most maxJSON bytes.
-func readJSONFile(path string, v any) error {
+func readJSONFile(path string, v any) error { return readJSONFileMax(path, v, maxJSON) }
+
+// readJSONFileMax is readJSONFile with its own cap.
+func readJSONFileMax(path string, v any, limit int64) error {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return err
@@ -368,10 +391,10 @@ func readJSONFile(path string, v any) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s: not a plain file", path)
 	}
-	if fi.Size() > maxJSON {
-		return fmt.Errorf("%s: %d bytes, more than a sidecar holds", path, fi.Size())
+	if fi.Size() > limit {
+		return fmt.Errorf("%s: %d bytes, more than quak reads of such a file (%d)", path, fi.Size(), limit)
 	}
-	b, err := readAtMost(path, maxJSON)
+	b, err := readAtMost(path, limit)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package restore
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -166,4 +167,129 @@ func TestRestoreRefusesAStateFolderThatLinksElsewhere(t *testing.T) {
 	_, err = e.restoreWith(o)
 	require.ErrorAs(t, err, &de)
 	assert.Contains(t, de.Reason, "it is an album folder of "+e.dir+": restore that folder")
+}
+
+// A video told from its bytes, in two albums: one file, added to the
+// second album, whatever the other copy's name says.
+func TestRestoreFromAnExportTakesASniffedVideoInTwoAlbumsOnce(t *testing.T) {
+	e := newEnv(t)
+	mp4 := append([]byte("\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"), make([]byte, 64)...)
+	c, co := one("clip.xyz", mp4)
+	s := exportSpec{id: 1, title: "clip.xyz", parts: c, order: co}
+	writeExport(t, e.dir, map[string]int64{"A": 1, "B": 2}, map[string][]exportSpec{"A": {s}, "B": {s}})
+	sum := e.mustRestore()
+	assert.Equal(t, 1, sum.Uploaded)
+	assert.Equal(t, 1, sum.Added)
+}
+
+// A copy of a desktop export without its JSON is still in its album when
+// another copy's JSON describes the file.
+func TestRestoreFromADesktopExportKeepsTheAlbumOfACopyWithoutJSON(t *testing.T) {
+	e := newEnv(t)
+	p := map[string][]byte{"a.jpg": enteapitest.FakeJPEG("a")}
+	writeDesktopExport(t, e.dir, map[int64]string{1: "A", 2: "B"}, []desktopCopy{
+		{id: 1, album: 1, name: "a.jpg", parts: p, meta: takeout("a.jpg", 1)},
+		{id: 1, album: 2, name: "a.jpg", parts: p}})
+	sum := e.mustRestore()
+	assert.Equal(t, 1, sum.Uploaded)
+	assert.Equal(t, 1, sum.Added, "added to B too")
+}
+
+// A desktop export's metadata folder that is a link, or an album record
+// naming quak's own folder, is no album: nothing of it is read or sent.
+func TestRestoreFromADesktopExportReadsNoMetadataThroughALink(t *testing.T) {
+	e := newEnv(t)
+	elsewhere := t.TempDir()
+	writeDesktopExport(t, elsewhere, map[int64]string{1: "Trip"}, []desktopCopy{
+		{id: 1, album: 1, name: "a.jpg", parts: map[string][]byte{"a.jpg": enteapitest.FakeJPEG("a")}, meta: takeout("a.jpg", 1)}})
+	writeDesktopExport(t, e.dir, map[int64]string{1: "Trip", 2: folder.StateDir}, []desktopCopy{
+		{id: 1, album: 1, name: "a.jpg", parts: map[string][]byte{"a.jpg": enteapitest.FakeJPEG("a")}}})
+	require.NoError(t, os.RemoveAll(filepath.Join(e.dir, "Trip", desktopMetaDir)))
+	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "Trip", desktopMetaDir), filepath.Join(e.dir, "Trip", desktopMetaDir)))
+	sum, err := e.restoreWith(e.options())
+	require.NoError(t, err)
+	assert.Zero(t, e.s.Requests("POST /files/upload-url"))
+	require.NotEmpty(t, sum.Failures)
+	assert.Contains(t, sum.Failures[0].Error, "is not a folder of this export")
+	assert.Equal(t, len(sum.Failures), sum.Failed)
+}
+
+// A journal folder or a lock that links elsewhere is never written
+// through.
+func TestRestoreWritesNoJournalOrLockThroughALink(t *testing.T) {
+	e := newEnv(t)
+	e.library()
+	e.backup(e.src, e.dir)
+	elsewhere := t.TempDir()
+	restoreDir := filepath.Join(e.dir, folder.StateDir, "restore")
+	require.NoError(t, os.MkdirAll(restoreDir, 0o700))
+	// The journal's folder for this target: any name under restore/ is
+	// checked, so plant the link at every name a journal may take.
+	o := e.options()
+	j, err := folder.At(e.dir).Journal(o.Target.Endpoint, o.Target.Keys.UserID)
+	require.NoError(t, err)
+	_ = j
+	entries, err := os.ReadDir(restoreDir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	jdir := filepath.Join(restoreDir, entries[0].Name())
+	require.NoError(t, os.RemoveAll(jdir))
+	require.NoError(t, os.Symlink(elsewhere, jdir))
+	_, err = e.restoreWith(o)
+	var de *folder.DirError
+	require.ErrorAs(t, err, &de)
+	left, _ := os.ReadDir(elsewhere)
+	assert.Empty(t, left, "nothing written through the journal's link")
+
+	require.NoError(t, os.Remove(jdir))
+	lock := filepath.Join(e.dir, folder.StateDir, "lock")
+	require.NoError(t, os.Remove(lock))
+	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "made"), lock))
+	_, err = e.restoreWith(o)
+	require.Error(t, err)
+	_, err = os.Lstat(filepath.Join(elsewhere, "made"))
+	assert.True(t, os.IsNotExist(err), "no lock file made through a link")
+}
+
+// A dry run counts a second original of one content as the real run
+// would: present, added to its album, not a second upload.
+func TestRestoreDryRunCountsTwinsAsTheRunWould(t *testing.T) {
+	e := newEnv(t)
+	e.src.AddAlbum("Trip").AddFile(enteapitest.FileSpec{Title: "same.jpg", Data: enteapitest.FakeJPEG("same")})
+	e.src.AddAlbum("Family").AddFile(enteapitest.FileSpec{Title: "same.jpg", Data: enteapitest.FakeJPEG("same")})
+	two := e.src.AddAlbum("Both").AddFile(enteapitest.FileSpec{Title: "two.jpg", Data: enteapitest.FakeJPEG("two")})
+	e.src.AddAlbum("Other").Add(two)
+	e.backup(e.src, e.dir)
+	o := e.options()
+	o.DryRun = true
+	dry, err := e.restoreWith(o)
+	require.NoError(t, err)
+	real := e.mustRestore()
+	assert.Equal(t, []int{real.Uploaded, real.Present, real.Added, real.AlbumsCreated},
+		[]int{dry.Uploaded, dry.Present, dry.Added, dry.AlbumsCreated})
+	assert.Equal(t, 2, real.Uploaded)
+	assert.Equal(t, 2, real.Added)
+}
+
+// An export with more unreadable files than quak names one by one: each
+// counted, the first thousand named, and one line for the rest.
+func TestRestoreFromAnExportNamesAThousandFailuresAndCountsTheRest(t *testing.T) {
+	e := newEnv(t)
+	names := map[string]string{}
+	for i := range 1500 {
+		names[strconv.Itoa(i+1)+"_1_1"] = "x" + strconv.Itoa(i) + ".jpg"
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(e.dir, "Trip", desktopMetaDir), 0o755))
+	writeJSON(t, filepath.Join(e.dir, desktopRecordName), map[string]any{"collectionExportNames": map[string]string{"1": "Trip"}, "fileExportNames": names})
+	sum, err := e.restoreWith(e.options())
+	require.NoError(t, err)
+	assert.Equal(t, 1500, sum.Failed)
+	require.Len(t, sum.Failures, maxPlanFailures+1)
+	var rest []string
+	for _, f := range sum.Failures {
+		if f.Title == "the export" {
+			rest = append(rest, f.Error)
+		}
+	}
+	assert.Equal(t, []string{"500 more files could not be read"}, rest)
 }

@@ -32,10 +32,14 @@ type plan struct {
 	files   []*original
 	albums  map[int64]*sourceAlbum
 	leftOut int
-	unread  map[int64]bool // an export's file ids with a copy quak could not read
+	// unread are an export's file ids with copies whose JSON is missing:
+	// the albums of those copies.
+	unread map[int64][]int64
 	// An export's files that cannot be restored, each by the path of what
-	// describes it; dir is the export's folder.
+	// describes it (the first maxPlanFailures; failed counts them all);
+	// dir is the export's folder.
 	failures []Failure
+	failed   int
 	dir      string
 }
 

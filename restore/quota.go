@@ -38,10 +38,13 @@ func (r *run) estimate(o *original) int64 {
 // (UP.10), so the budget is made from /users/details/v2 first.
 func (r *run) checkQuota(ctx context.Context) error {
 	var need int64
+	counted := map[string]bool{} // one upload per content
 	for _, o := range r.plan.files {
-		if r.tgt.file(contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title)) != nil {
+		key := contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title)
+		if r.tgt.file(key) != nil || counted[key] {
 			continue
 		}
+		counted[key] = true
 		if r.j != nil {
 			in, err := r.j.Intent(o.rec.ID)
 			if err != nil {

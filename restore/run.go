@@ -54,10 +54,14 @@ func (r *run) run(ctx context.Context) error {
 	}
 	for _, f := range r.plan.failures {
 		r.note(Event{Kind: Failed, Source: f.Source, Title: f.Title, Err: errors.New(f.Error)}, func(s *Summary) {
-			s.Failed++
 			s.Failures = append(s.Failures, f)
 		})
 	}
+	if more := r.plan.failed - len(r.plan.failures); more > 0 {
+		f := Failure{Title: "the export", Error: fmt.Sprintf("%d more files could not be read", more)}
+		r.note(Event{Kind: Failed, Title: f.Title, Err: errors.New(f.Error)}, func(s *Summary) { s.Failures = append(s.Failures, f) })
+	}
+	r.note(Event{}, func(s *Summary) { s.Failed += r.plan.failed })
 	return r.each(ctx, r.plan.files)
 }
 
@@ -97,8 +101,11 @@ func (r *run) one(ctx context.Context, o *original) error {
 	// commit of ours whose answer was lost is found in the album since its
 	// cursor instead (commit), the listing having been taken before.
 	if in == nil || in.FileID == 0 {
-		if p := r.tgt.file(contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title)); p != nil {
+		if p := r.tgt.file(key); p != nil {
 			r.note(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title}, func(s *Summary) { s.Present++ })
+			if p.planned != nil {
+				return r.planAdditions(ctx, o, p.planned)
+			}
 			return r.addToAlbums(ctx, o, p.id, p.key, p.albums, nil)
 		}
 	}
@@ -144,5 +151,26 @@ func (r *run) planUpload(ctx context.Context, o *original) error {
 	}
 	n := r.estimate(o)
 	r.note(Event{Kind: Uploaded, Source: o.rec.ID, Title: o.rec.Meta.Title, Bytes: n}, func(s *Summary) { s.Uploaded++; s.Bytes += n })
+	// A second original of this content finds it planned, as the real run
+	// would find it uploaded.
+	planned := map[int64]bool{r.plan.home(o): true}
+	r.tgt.putFile(contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title), &present{planned: planned})
+	return r.planAdditions(ctx, o, planned)
+}
+
+// planAdditions counts, for a dry run, the additions of o to its albums
+// that a planned upload (of the source albums in planned) leaves.
+func (r *run) planAdditions(ctx context.Context, o *original, planned map[int64]bool) error {
+	for _, id := range o.albums {
+		if planned[id] {
+			continue
+		}
+		planned[id] = true
+		sa := r.plan.albums[id]
+		if _, err := r.album(ctx, sa); err != nil {
+			return err
+		}
+		r.note(Event{Kind: Added, Source: o.rec.ID, Title: o.rec.Meta.Title, Album: sa.name}, func(s *Summary) { s.Added++ })
+	}
 	return nil
 }

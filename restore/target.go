@@ -17,6 +17,9 @@ type present struct {
 	id     int64
 	key    []byte
 	albums map[int64]bool
+	// planned, in a dry run, is an upload planned, not a file: the source
+	// albums it is to be in.
+	planned map[int64]bool
 }
 
 // ownAlbum is an album the target owns: decrypted, and the sealed key it

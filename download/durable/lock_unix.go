@@ -22,7 +22,9 @@ func Lock(path string) (unlock func(), err error) {
 }
 
 func flock(path string, how int) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	// O_NOFOLLOW: a lock file that is a link is never followed (and made)
+	// elsewhere.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, err
 	}

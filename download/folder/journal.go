@@ -97,6 +97,9 @@ func (f *Folder) Journal(endpoint string, userID int64) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("opening the restore journal: %w", err)
 	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return nil, &DirError{Dir: f.Shown, Reason: "has its restore journal's folder as a symbolic link or not a folder, which quak never follows", Kind: DirLink}
+	}
 	j := &Journal{dir: dir}
 	target := struct {
 		Endpoint string `json:"endpoint"`
@@ -148,10 +151,18 @@ func (j *Journal) put(name string, v any) error {
 
 // get reads name into v: false and no error when there is no such record.
 func (j *Journal) get(name string, v any) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(j.dir, name))
+	path := filepath.Join(j.dir, name)
+	fi, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("restore journal %s: not a plain file", name)
+	}
+	if err != nil {
+		return false, err
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return false, err
 	}
