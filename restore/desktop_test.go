@@ -144,3 +144,25 @@ func TestRestoreFromADesktopExportReadsNothingOutsideIt(t *testing.T) {
 	assert.Equal(t, 1, sum.Files)
 	assert.Equal(t, []Failure{{Source: 1, Title: "file 1", Error: "no copy of it has its metadata JSON beside it"}}, sum.Failures)
 }
+
+// The desktop app's older JSON has no photoTakenTime: creationTime says
+// when the photo was taken. A place at 0, 0 is no place (Google's way).
+func TestRestoreFromADesktopExportReadsOlderTimesAndNoPlace(t *testing.T) {
+	e := newEnv(t)
+	old := takeout("old.jpg", 1_400_000_000)
+	delete(old, "photoTakenTime")
+	old["creationTime"] = map[string]any{"timestamp": 1_300_000_000} // a number, not a string
+	old["geoData"] = map[string]float64{"latitude": 0, "longitude": 0}
+	writeDesktopExport(t, e.dir, map[int64]string{1: "Trip"}, []desktopCopy{
+		{id: 1, album: 1, name: "old.jpg", parts: map[string][]byte{"old.jpg": enteapitest.FakeJPEG("old")}, meta: old}})
+	e.mustRestore()
+	again := filepath.Join(t.TempDir(), "again")
+	e.backup(e.dst, again)
+	got := e.backedUp(again)
+	require.Len(t, got, 1)
+	for _, c := range got {
+		assert.Equal(t, int64(1_300_000_000_000_000), c.Meta.CreationTime)
+		assert.Equal(t, int64(1_400_000_000_000_000), c.Meta.ModificationTime)
+		assert.Nil(t, c.Meta.Latitude, "0, 0 is no place")
+	}
+}

@@ -99,7 +99,7 @@ func TestRestoreFromAnExportFailsAHalfLivePhotoAndAnIDTwiceAlone(t *testing.T) {
 	for _, f := range sum.Failures {
 		byTitle[f.Title] = f.Error
 	}
-	assert.Contains(t, byTitle[filepath.Join("A", exportMetaDir, "IMG_1.HEIC.json")], "one part of a live photo was not exported")
+	assert.Contains(t, byTitle[filepath.Join("A", exportMetaDir, "IMG_1.HEIC.json")], "its hash has 2 parts, its file names 1: one part of a live photo was not exported")
 	assert.Contains(t, byTitle[filepath.Join("B", exportMetaDir, "b.jpg.json")], "two files under one id")
 }
 
