@@ -37,9 +37,9 @@ type exportAlbum struct {
 // caption, place and times (RFC 3339), and its id, hash and the names of
 // its parts in the album folder.
 type exportFile struct {
-	Title            string  `json:"title"`
-	Description      *string `json:"description"`
-	Location         *struct {
+	Title       string  `json:"title"`
+	Description *string `json:"description"`
+	Location    *struct {
 		Latitude  float64 `json:"latitude"`
 		Longitude float64 `json:"longitude"`
 	} `json:"location"`
