@@ -293,3 +293,17 @@ func TestRestoreFromAnExportNamesAThousandFailuresAndCountsTheRest(t *testing.T)
 	}
 	assert.Equal(t, []string{"500 more files could not be read"}, rest)
 }
+
+// A sidecar larger than any sidecar is is not read into memory: that file
+// fails, saying why.
+func TestRestoreFromAnExportRefusesAHugeSidecar(t *testing.T) {
+	e := newEnv(t)
+	x, xo := one("x.jpg", enteapitest.FakeJPEG("x"))
+	writeExport(t, e.dir, map[string]int64{"Trip": 1}, map[string][]exportSpec{"Trip": {{id: 1, title: "x.jpg", parts: x, order: xo}}})
+	require.NoError(t, os.Truncate(filepath.Join(e.dir, "Trip", exportMetaDir, "x.jpg.json"), maxJSON+1)) // sparse: no disk used
+	sum, err := e.restoreWith(e.options())
+	require.NoError(t, err)
+	require.Len(t, sum.Failures, 1)
+	assert.Contains(t, sum.Failures[0].Error, "bytes, more than quak reads of such a file")
+	assert.Zero(t, sum.Uploaded)
+}
