@@ -52,3 +52,22 @@ func TestJournalRecordsArePrivateAndWholeOrMissing(t *testing.T) {
 	_, err = j.Intent(2)
 	assert.ErrorContains(t, err, intentName(2), "a damaged record is an error, never taken for none")
 }
+
+// A record that is a link is never read through: a record planted
+// elsewhere (a file id that is not the restore's) is not taken.
+func TestJournalReadsNoRecordThroughALink(t *testing.T) {
+	f := prepared(t)
+	j, err := f.Journal("https://api.ente.io", 7)
+	require.NoError(t, err)
+	require.NoError(t, j.PutIntent(&Intent{Source: 11, FileID: 5}))
+	planted := filepath.Join(t.TempDir(), "planted.json")
+	require.NoError(t, os.WriteFile(planted, []byte(`{"source":12,"fileID":999}`), 0o600))
+	require.NoError(t, os.Symlink(planted, filepath.Join(j.dir, intentName(12))))
+	in, err := j.Intent(12)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a plain file")
+	assert.Nil(t, in)
+	own, err := j.Intent(11)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), own.FileID, "plain records read as ever")
+}
