@@ -31,6 +31,9 @@ type exportAlbum struct {
 	ID        int64  `json:"id"`
 	AlbumName string `json:"albumName"`
 	IsDeleted bool   `json:"isDeleted"`
+	// Visibility is what quak's own sidecars add ("archived", "hidden"):
+	// a quak backup whose .quak was lost is read as an export.
+	Visibility string `json:"visibility,omitempty"`
 }
 
 // exportFile is a file's sidecar in .meta: its title (edits applied),
@@ -50,6 +53,11 @@ type exportFile struct {
 		Hash      *string  `json:"hash"`
 		FileNames []string `json:"fileNames"`
 	} `json:"info"`
+	// Quak is what quak's own sidecars add: the file's type, known rather
+	// than told from its name.
+	Quak *struct {
+		FileType *int `json:"fileType"`
+	} `json:"quak,omitempty"`
 }
 
 // IsEnteExport reports whether dir holds an Ente CLI export: an album
@@ -204,6 +212,12 @@ func (p *plan) addCopy(ctx context.Context, folder string, f *exportFile, album 
 // by their names.
 func exportAlbumOf(a exportAlbum) *sourceAlbum {
 	sa := &sourceAlbum{id: a.ID, name: a.AlbumName, typ: "album"}
+	switch a.Visibility {
+	case "archived":
+		sa.visibility = 1
+	case "hidden":
+		sa.visibility = 2
+	}
 	switch a.AlbumName {
 	case "Favorites":
 		sa.typ = "favorites"
@@ -301,12 +315,15 @@ func sniffsAsVideo(path string) bool {
 	return err == nil && strings.HasPrefix(http.DetectContentType(b), "video/")
 }
 
-// fileTypeOf is Ente's file type: a live photo has two parts, a video a
+// fileTypeOf is Ente's file type: a live photo has two parts; an image
+// or a video is as quak's own sidecar records it, else a video has a
 // video's extension.
 func fileTypeOf(f *exportFile) int {
 	switch {
 	case len(f.Info.FileNames) == 2:
 		return 2
+	case f.Quak != nil && f.Quak.FileType != nil && (*f.Quak.FileType == 0 || *f.Quak.FileType == 1):
+		return *f.Quak.FileType
 	case videoExts[strings.ToLower(filepath.Ext(f.Info.FileNames[0]))]:
 		return 1
 	}

@@ -279,3 +279,39 @@ func TestRestoreDryRunOfAnExportWritesNothingThere(t *testing.T) {
 	require.True(t, errors.As(err, &de), "%v", err)
 	assert.Equal(t, "holds no quak backup and no export of Ente's CLI or desktop app", de.Reason)
 }
+
+// A quak backup whose .quak was lost is an export with quak's additions
+// to the JSON: its albums come back archived or hidden as they were, and
+// its files with the type quak recorded.
+func TestRestoreFromAQuakBackupWithoutItsStateKeepsVisibilityAndType(t *testing.T) {
+	e := newEnv(t)
+	e.library()
+	old := e.src.AddAlbum("Old days")
+	old.SetVisibility(1)
+	old.AddFile(enteapitest.FileSpec{Title: "clip.bin", FileType: 1, Data: []byte("a video by its record, not its name")})
+	e.backup(e.src, e.dir)
+	lost := filepath.Join(t.TempDir(), "lost")
+	e.backup(e.src, lost)
+	require.NoError(t, os.RemoveAll(filepath.Join(lost, folder.StateDir)))
+	o := e.options()
+	o.Dir = lost
+	sum, err := e.restoreWith(o)
+	require.NoError(t, err)
+	require.Empty(t, sum.Failures)
+	assert.Equal(t, 7, sum.Uploaded)
+	// As sameAsSource, but for what the JSON does not hold: times below
+	// the second, and the time zone's offset.
+	again := filepath.Join(t.TempDir(), "again")
+	e.backup(e.dst, again)
+	want, got := e.backedUp(e.dir), e.backedUp(again)
+	require.Len(t, got, len(want))
+	seconds := func(c copyOf) copyOf {
+		c.Meta.CreationTime -= c.Meta.CreationTime % 1_000_000
+		c.Meta.ModificationTime -= c.Meta.ModificationTime % 1_000_000
+		c.Meta.Offset = ""
+		return c
+	}
+	for h, w := range want {
+		assert.Equal(t, seconds(w), got[h], w.Meta.Title)
+	}
+}
