@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // Ente's desktop app exports into a folder per album too, but records
@@ -25,7 +27,6 @@ const (
 	desktopMetaDir    = "metadata"
 	// maxRecord caps export_status.json: about a hundred bytes a file.
 	maxRecord = 1 << 30
-	stateDir  = ".quak" // quak's own folder, never an album
 )
 
 type desktopRecord struct {
@@ -64,14 +65,14 @@ func readDesktopExport(ctx context.Context, dir string) (*plan, error) {
 	folders := map[int64]string{}
 	for id, name := range rec.CollectionExportNames {
 		cid, err := strconv.ParseInt(id, 10, 64)
-		folder := filepath.Join(dir, name)
-		fi, lerr := os.Lstat(folder)
-		mi, merr := os.Lstat(filepath.Join(folder, desktopMetaDir))
-		if err != nil || !isName(name) || name == stateDir || lerr != nil || !fi.IsDir() || merr == nil && !mi.IsDir() {
+		albumDir := filepath.Join(dir, name)
+		fi, lerr := os.Lstat(albumDir)
+		mi, merr := os.Lstat(filepath.Join(albumDir, desktopMetaDir))
+		if err != nil || !isName(name) || name == folder.StateDir || lerr != nil || !fi.IsDir() || merr == nil && !mi.IsDir() {
 			p.fail(filepath.Join(dir, desktopRecordName), 0, fmt.Errorf("album %s: %q is not a folder of this export", id, name))
 			continue
 		}
-		folders[cid] = folder
+		folders[cid] = albumDir
 		p.albums[cid] = exportAlbumOf(exportAlbum{ID: cid, AlbumName: name})
 	}
 	uids := make([]string, 0, len(rec.FileExportNames))
@@ -101,7 +102,7 @@ func (p *plan) readDesktopFile(ctx context.Context, uid, name string, folders ma
 	}
 	id, err1 := strconv.ParseInt(f[0], 10, 64)
 	cid, err2 := strconv.ParseInt(f[1], 10, 64)
-	folder, ok := folders[cid]
+	albumDir, ok := folders[cid]
 	if err1 != nil || err2 != nil || !ok {
 		return errors.New("not a file of an album of this export")
 	}
@@ -114,7 +115,7 @@ func (p *plan) readDesktopFile(ctx context.Context, uid, name string, folders ma
 		return fmt.Errorf("part name %q is not a name in its album folder", names[0])
 	}
 	var m desktopMeta
-	if err := readJSONFile(filepath.Join(folder, desktopMetaDir, names[0]+".json"), &m); err != nil {
+	if err := readJSONFile(filepath.Join(albumDir, desktopMetaDir, names[0]+".json"), &m); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			p.unread[id] = append(p.unread[id], cid) // a copy without its JSON: another may have it
 			return nil
@@ -125,7 +126,7 @@ func (p *plan) readDesktopFile(ctx context.Context, uid, name string, folders ma
 	if err != nil {
 		return err
 	}
-	return p.addCopy(ctx, folder, ef, cid, byID)
+	return p.addCopy(ctx, albumDir, ef, cid, byID)
 }
 
 // asExportFile is the sidecar as Ente's CLI would have written it.

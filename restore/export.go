@@ -9,11 +9,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -91,7 +94,7 @@ func readExport(ctx context.Context, dir string) (*plan, error) {
 	p := &plan{dir: dir, albums: map[int64]*sourceAlbum{}, unread: map[int64][]int64{}}
 	byID := map[int64]*original{}
 	for _, e := range entries {
-		if !e.IsDir() || e.Name() == ".quak" {
+		if !e.IsDir() || e.Name() == folder.StateDir {
 			continue
 		}
 		if err := p.readExportAlbum(ctx, filepath.Join(dir, e.Name()), byID); err != nil {
@@ -113,7 +116,9 @@ func (p *plan) finish(byID map[int64]*original) {
 			continue
 		}
 		for _, a := range albums {
-			o.albums = appendOnce(o.albums, a) // another copy's JSON describes it
+			if !slices.Contains(o.albums, a) { // another copy's JSON describes it
+				o.albums = append(o.albums, a)
+			}
 		}
 	}
 	for _, o := range byID {
@@ -203,7 +208,9 @@ func (p *plan) addCopy(ctx context.Context, folder string, f *exportFile, album 
 		return err
 	}
 	byID[f.Info.ID] = o
-	o.albums = appendOnce(o.albums, album)
+	if !slices.Contains(o.albums, album) {
+		o.albums = append(o.albums, album)
+	}
 	return nil
 }
 
@@ -355,40 +362,13 @@ func exportHashes(ctx context.Context, f *exportFile, parts []string) ([]string,
 	}
 	var hs []string
 	for _, p := range parts {
-		h, err := hashFile(ctx, p)
+		h, err := download.HashFileContext(ctx, p)
 		if err != nil {
 			return nil, err
 		}
-		hs = append(hs, h)
+		hs = append(hs, keys.EncodeB64(h))
 	}
 	return hs, nil
-}
-
-// hashFile is the base64 BLAKE2b-512 of a file's bytes, as Ente hashes.
-func hashFile(ctx context.Context, path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = f.Close() }()
-	h := keys.NewHash()
-	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
-		return "", err
-	}
-	return keys.EncodeB64(h.Sum(nil)), nil
-}
-
-// ctxReader stops a long read when its context ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // maxJSON caps what quak reads of an export's JSON: a sidecar is a few
@@ -419,15 +399,6 @@ func readJSONFileMax(path string, v any, limit int64) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
-}
-
-func appendOnce(ids []int64, id int64) []int64 {
-	for _, x := range ids {
-		if x == id {
-			return ids
-		}
-	}
-	return append(ids, id)
 }
 
 // readAtMost reads up to limit bytes of the file at path.

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/state"
 )
@@ -77,24 +78,11 @@ func (v *verifier) hashFile(ctx context.Context, p string, buf []byte) (string, 
 	}
 	defer func() { _ = f.Close() }()
 	h := keys.NewHash()
-	n, err := io.CopyBuffer(h, ctxReader{ctx, f}, buf)
+	n, err := io.CopyBuffer(h, download.ContextReader(ctx, f), buf)
 	if err != nil {
 		return "", n, err
 	}
 	return keys.EncodeB64(h.Sum(nil)), n, nil
-}
-
-// ctxReader ends a read when its context does.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // inodes remembers the hash of each inode read, so the hard-linked copies
