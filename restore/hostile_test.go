@@ -226,9 +226,8 @@ func TestRestoreWritesNoJournalOrLockThroughALink(t *testing.T) {
 	// The journal's folder for this target: any name under restore/ is
 	// checked, so plant the link at every name a journal may take.
 	o := e.options()
-	j, err := folder.At(e.dir).Journal(o.Target.Endpoint, o.Target.Keys.UserID)
+	_, err := folder.At(e.dir).Journal(o.Target.Endpoint, o.Target.Keys.UserID)
 	require.NoError(t, err)
-	_ = j
 	entries, err := os.ReadDir(restoreDir)
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
