@@ -166,3 +166,21 @@ func TestRestoreFromADesktopExportReadsOlderTimesAndNoPlace(t *testing.T) {
 		assert.Nil(t, c.Meta.Latitude, "0, 0 is no place")
 	}
 }
+
+// A desktop sidecar's place at exactly 0, 0 is Google's "no place"; any
+// other, one coordinate 0 included, is a place.
+func TestDesktopPlaceAtZeroZeroIsNoPlace(t *testing.T) {
+	for _, tc := range []struct {
+		lat, lon float64
+		place    bool
+	}{{0, 0, false}, {0, 5, true}, {5, 0, true}, {43.5, 7.25, true}} {
+		m := desktopMeta{Title: "x.jpg"}
+		m.GeoData = &struct {
+			Latitude  float64 `json:"latitude"`
+			Longitude float64 `json:"longitude"`
+		}{tc.lat, tc.lon}
+		ef, err := m.asExportFile(1, []string{"x.jpg"})
+		require.NoError(t, err)
+		assert.Equal(t, tc.place, ef.Location != nil, "%v, %v", tc.lat, tc.lon)
+	}
+}
