@@ -99,7 +99,8 @@ type Fetcher struct {
 	Streams     int
 	StreamAbove int64
 	// MultiFiles is how many files may come as several ranges at once (0:
-	// MultiStreamFiles); each holds Streams+1 segments in memory.
+	// MultiStreamFiles); each keeps Streams+1 chunks on disk beside its
+	// temp file (see ahead.go).
 	MultiFiles int
 	// Rate, if set, caps the bytes a second of every download together.
 	Rate *rate.Limiter
@@ -107,8 +108,6 @@ type Fetcher struct {
 	noRange   atomic.Bool // the store answered a Range with the whole object
 	multiOnce sync.Once
 	multi     chan struct{}
-	bufOnce   sync.Once
-	bufs      chan []byte // segment buffers files gave back
 }
 
 // OverloadAttempts is how many 429 or 503 answers a file absorbs beyond
@@ -147,6 +146,8 @@ func (f *Fetcher) Fetch(ctx context.Context, t Target, dir string) (*Partial, er
 	if t.Resume != nil {
 		if err := rs.load(t, dir); err != nil {
 			rs.drop() // not resumable after all: start from byte 0
+		} else {
+			rs.rollForward(f.ringSlots())
 		}
 	}
 	p, err := f.fetch(ctx, t, dir, rs)
@@ -173,7 +174,7 @@ func (f *Fetcher) fetch(ctx context.Context, t Target, dir string, rs *resume) (
 	switch {
 	case err != nil && f.Save != nil && rs.active() && retry.Classify(err) == retry.Transient && ctx.Err() == nil:
 		f.save(t, rs) // the next run takes it up from here
-		_ = rs.tmp.Close()
+		rs.close()
 	case err != nil:
 		rs.drop()
 		f.forget(t, rs)
@@ -222,6 +223,12 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 	}
 	var moved int64
 	defer func() { sl.Release(outcome(ctx, err), moved) }()
+	if rs.tmp == nil {
+		// Before the request: ranges write what they fetch ahead beside it.
+		if rs.tmp, err = f.tempFile(dir); err != nil {
+			return nil, err
+		}
+	}
 	obj, err := f.answer(ctx, t, rs)
 	if err != nil {
 		return nil, err
@@ -236,7 +243,7 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 		rs.etag, rs.total = obj.ETag, size
 	}
 	h := keys.NewHash()
-	r, err := f.reader(t, dir, rs, obj.Body, size, h)
+	r, err := f.reader(t, rs, obj.Body, size, h)
 	if err != nil {
 		rs.drop()
 		return nil, err
@@ -251,7 +258,7 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 		return nil, err
 	}
 	p = &Partial{f: rs.tmp, Size: base + n, Hash: h.Sum(nil), resumed: resumed}
-	*rs = resume{whole: rs.whole, saved: rs.saved} // the temp file now belongs to p
+	rs.handOver() // the temp file now belongs to p
 	if t.Hash != "" {
 		p.HashMismatch = !hashEqual(t.Hash, p.Hash)
 	}
@@ -264,7 +271,7 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 // the next attempt.
 func (f *Fetcher) answer(ctx context.Context, t Target, rs *resume) (*apiclient.Object, error) {
 	if rs.active() {
-		obj, err := f.open(ctx, t, rs.cp.Offset)
+		obj, err := f.open(ctx, t, rs.cp.Offset, rs.aheadFile)
 		var ae *errs.ApiError
 		switch {
 		case errors.As(err, &ae) && ae.Status == 416:
@@ -288,24 +295,16 @@ func (f *Fetcher) answer(ctx context.Context, t Target, rs *resume) (*apiclient.
 			return obj, nil
 		}
 	}
-	return f.open(ctx, t, 0)
+	return f.open(ctx, t, 0, rs.aheadFile)
 }
 
 // reader decrypts body into the temp file: a fresh stream into a new (or
 // emptied) temp file, or the kept one taken up at its checkpoint, cutting
 // off any bytes of a chunk that never authenticated and restoring the
 // running hash h.
-func (f *Fetcher) reader(t Target, dir string, rs *resume, body io.Reader, size int64, h hash.Hash) (*secretstream.Reader, error) {
+func (f *Fetcher) reader(t Target, rs *resume, body io.Reader, size int64, h hash.Hash) (*secretstream.Reader, error) {
 	if !rs.active() {
-		r, err := secretstream.NewReader(t.Key, t.Header, body, size)
-		if err != nil || rs.tmp != nil {
-			return r, err
-		}
-		if rs.tmp, err = f.tempFile(dir); err != nil {
-			r.Release()
-			return nil, err
-		}
-		return r, nil
+		return secretstream.NewReader(t.Key, t.Header, body, size) // into the empty temp file
 	}
 	if err := rs.tmp.Truncate(rs.plain); err != nil {
 		return nil, err
@@ -319,24 +318,31 @@ func (f *Fetcher) reader(t Target, dir string, rs *resume, body io.Reader, size 
 	return secretstream.Resume(rs.cp, body, size)
 }
 
-// saveAlong has a large download record a resume point every
-// SaveSpacing bytes as its chunks authenticate, so a kill costs at most
-// that much.
+// saveAlong has a large download record a resume point after its first
+// chunk and then every SaveSpacing bytes as its chunks authenticate, and
+// log every chunk's MACXor between them, so that a kill costs no more than
+// the chunks in flight (see ahead.go).
 func (f *Fetcher) saveAlong(t Target, rs *resume, r *secretstream.Reader, h hash.Hash, size int64) {
 	if f.Save == nil || f.SaveAbove <= 0 || size <= f.SaveAbove || rs.whole {
 		return
 	}
 	saved, every := rs.cp.Offset, SaveSpacing(size)
+	first := !rs.saved
 	tmp, etag, total := rs.tmp, rs.etag, rs.total
 	r.OnCheckpoint = func(cp secretstream.Checkpoint) {
-		if cp.Offset-saved < every {
+		rs.record(cp)
+		due := cp.Offset-saved >= every
+		if !due && !first {
 			return
 		}
+		first = false
 		state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
 		if err != nil {
 			return
 		}
-		saved = cp.Offset
+		if due {
+			saved = cp.Offset
+		}
 		rs.saved = true
 		f.save(t, &resume{tmp: tmp, cp: cp, plain: int64(cp.Chunks) * secretstream.ChunkSize, hash: state, etag: etag, total: total})
 	}

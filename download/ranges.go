@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"os"
 	"sync"
-	"sync/atomic"
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download/secretstream"
@@ -19,12 +20,11 @@ import (
 const WireChunk = secretstream.ChunkSize + secretstream.Overhead
 
 // Multi-stream defaults: a file of more than DefaultStreamAbove ciphertext
-// bytes is fetched as DefaultStreams ranges in flight, SegmentChunks
-// chunks each, through at most MultiStreamFiles such files at once.
+// bytes is fetched as DefaultStreams ranges in flight, a chunk each,
+// through at most MultiStreamFiles such files at once.
 const (
 	DefaultStreams     = 8
 	DefaultStreamAbove = 32 << 20
-	SegmentChunks      = 1
 	MultiStreamFiles   = 2
 )
 
@@ -33,9 +33,11 @@ const (
 // again (and starts over from byte 0 if it changed).
 var errRange = fmt.Errorf("a ranged answer does not continue the object: %w", io.ErrUnexpectedEOF)
 
-// segmented reads an object's ciphertext from `from` to its end, fetched
-// as segments of seg bytes by several workers at once and handed out in
-// order. It holds at most bufs segments in memory.
+// segmented reads an object's ciphertext from `from` (a chunk's edge) to
+// its end, fetched a chunk at a time by several workers at once and handed
+// out in order. The workers write what they fetch to the download's ring
+// on disk (see ahead.go), never to memory: a file in flight costs one copy
+// buffer a worker, however many chunks are ahead of the reader.
 type segmented struct {
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -45,43 +47,46 @@ type segmented struct {
 	etag   string
 	total  int64
 	from   int64
-	seg    int64
-	count  int // segments in all
+	count  int // chunks in all
 
-	free    chan []byte
+	ring   *os.File
+	slots  int
+	places chan struct{} // a chunk's slot in the ring, held from its fetch to its last byte read
+
 	wg      sync.WaitGroup
 	mu      sync.Mutex
-	next    int            // the next segment a worker takes
-	ready   map[int][]byte // fetched segments not yet read
-	failed  map[int]error  // segments that could not be had
-	stopped bool           // a segment failed: take no further one
+	next    int           // the next chunk a worker takes
+	ready   map[int]bool  // chunks in the ring, not yet read
+	kept    map[int]bool  // chunks an earlier attempt or run left whole in the ring
+	failed  map[int]error // chunks that could not be had
+	stopped bool          // a chunk failed: take no further one
 	wake    chan struct{}
 
-	cur  int    // the segment being read
-	buf  []byte // what is left of it
-	held []byte // its buffer, to give back
+	cur  int   // the chunk being read
+	pos  int64 // its bytes read
+	have bool  // it is in the ring
 	done func()
 }
 
-// newSegmented starts workers on the object after its first segment's
+// newSegmented starts workers on the object after its first chunk's
 // answer obj (206, checked), which worker 0 reads.
-func (f *Fetcher) newSegmented(ctx context.Context, id int64, obj *apiclient.Object, from, total, seg int64, streams int) *segmented {
+func (f *Fetcher) newSegmented(ctx context.Context, id int64, obj *apiclient.Object, from, total int64, ring *os.File) *segmented {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &segmented{ctx: ctx, cancel: cancel, f: f, id: id, url: obj.URL, etag: obj.ETag, total: total, from: from, seg: seg,
-		count: int((total - from + seg - 1) / seg), ready: map[int][]byte{}, failed: map[int]error{}, wake: make(chan struct{}), next: 1}
-	s.free = make(chan []byte, streams+1)
-	for range streams + 1 {
-		s.free <- f.takeBuffer() // nil: allocated on first use
+	s := &segmented{ctx: ctx, cancel: cancel, f: f, id: id, url: obj.URL, etag: obj.ETag, total: total, from: from,
+		count: int((total - from + WireChunk - 1) / WireChunk), ring: ring, slots: f.ringSlots(),
+		ready: map[int]bool{}, failed: map[int]error{}, wake: make(chan struct{}), next: 1}
+	s.kept = s.keptChunks()
+	s.places = make(chan struct{}, s.slots)
+	for range s.slots - 1 {
+		s.places <- struct{}{} // the first chunk holds the last one
 	}
-	buf := <-s.free
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		b, err := s.fill(buf, 0, obj)
-		s.deliver(0, b, err)
+		s.deliver(0, s.fill(0, obj))
 		s.work()
 	}()
-	for range streams - 1 {
+	for range s.slots - 2 {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -91,18 +96,39 @@ func (f *Fetcher) newSegmented(ctx context.Context, id int64, obj *apiclient.Obj
 	return s
 }
 
-// bounds is segment k's first and last byte.
+// bounds is chunk k's first and last byte.
 func (s *segmented) bounds(k int) (int64, int64) {
-	start := s.from + int64(k)*s.seg
-	return start, min(start+s.seg, s.total) - 1
+	start := s.from + int64(k)*WireChunk
+	return start, min(start+WireChunk, s.total) - 1
 }
 
-// work fetches segments in order until none is left or the reader stops.
+// slot is where chunk k lies in the ring.
+func (s *segmented) slot(k int) int64 { return slotAt(s.abs(k), s.slots) }
+
+// abs is chunk k's index in the object.
+func (s *segmented) abs(k int) int64 { return s.from/WireChunk + int64(k) }
+
+// keptChunks are the chunks after the first that the ring already holds
+// whole (a kill or a failed attempt left them): they are read from there,
+// not fetched again.
+func (s *segmented) keptChunks() map[int]bool {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	kept := map[int]bool{}
+	for k := 1; k < min(s.count, s.slots); k++ {
+		start, end := s.bounds(k)
+		if holds(s.ring, s.abs(k), s.slots, end+1-start, *bp) {
+			kept[k] = true
+		}
+	}
+	return kept
+}
+
+// work fetches chunks in order until none is left or the reader stops.
 func (s *segmented) work() {
 	for {
-		var buf []byte
 		select {
-		case buf = <-s.free:
+		case <-s.places:
 		case <-s.ctx.Done():
 			return
 		}
@@ -111,39 +137,73 @@ func (s *segmented) work() {
 		s.next++
 		s.mu.Unlock()
 		if k >= s.count || stopped {
-			s.free <- buf
+			s.places <- struct{}{}
 			return
 		}
-		b, err := s.fetch(buf, k)
-		s.deliver(k, b, err)
+		if s.kept[k] {
+			s.deliver(k, nil)
+			continue
+		}
+		err := s.rest(k, 0, 0)
+		s.deliver(k, err)
 		if err != nil {
 			return
 		}
 	}
 }
 
-// fetch gets segment k into buf with its own retries.
-func (s *segmented) fetch(buf []byte, k int) ([]byte, error) {
-	start, end := s.bounds(k)
-	buf = grow(buf, end+1-start)
-	return buf, s.rest(buf, start, end, 0)
-}
-
-// fill reads the first segment from its answer, which the caller checked.
-func (s *segmented) fill(buf []byte, k int, obj *apiclient.Object) ([]byte, error) {
-	start, end := s.bounds(k)
-	buf = grow(buf, end+1-start)
-	n, err := io.ReadFull(obj.Body, buf)
-	obj.Body.Close()
-	if err == nil {
-		return buf, nil
+// fill writes the first chunk from its answer, which the caller checked.
+func (s *segmented) fill(k int, obj *apiclient.Object) error {
+	if err := clearSlot(s.ring, s.abs(k), s.slots); err != nil {
+		obj.Body.Close()
+		return err
 	}
-	return buf, s.rest(buf, start, end, int64(n))
+	start, end := s.bounds(k)
+	var sum uint32
+	n, err := s.copyIn(obj.Body, k, 0, end+1-start, &sum)
+	obj.Body.Close()
+	if err != nil {
+		return s.rest(k, n, sum)
+	}
+	return markSlot(s.ring, s.abs(k), s.slots, n, sum)
 }
 
-// rest fetches bytes start+got..end into buf[got:], retried; a cut answer
-// is followed by a request for the bytes still missing only.
-func (s *segmented) rest(buf []byte, start, end, got int64) error {
+// copyIn writes want bytes of body to chunk k's slot from byte got of the
+// chunk on, through a buffer of its own, adding them to the chunk's
+// CRC-32C sum, and returns how many it wrote.
+func (s *segmented) copyIn(body io.Reader, k int, got, want int64, sum *uint32) (int64, error) {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf, off, n := *bp, s.slot(k)+got, int64(0)
+	for n < want {
+		m, err := io.ReadFull(body, buf[:min(int64(len(buf)), want-n)])
+		if m > 0 {
+			if _, werr := s.ring.WriteAt(buf[:m], off+n); werr != nil {
+				return n, werr
+			}
+			*sum = crc32.Update(*sum, castagnoli, buf[:m])
+			n += int64(m)
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// copyBufs are the workers' buffers between a body and the ring.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// rest fetches bytes got.. of chunk k into its slot, retried; a cut answer
+// is followed by a request for the bytes still missing only. sum is the
+// CRC-32C of the bytes before got.
+func (s *segmented) rest(k int, got int64, sum uint32) error {
+	start, end := s.bounds(k)
+	if got == 0 {
+		if err := clearSlot(s.ring, s.abs(k), s.slots); err != nil {
+			return err
+		}
+	}
 	err := retry.Do(s.ctx, s.f.Policy, func(ctx context.Context) error {
 		if s.f.noRange.Load() {
 			return errWhole // another range found the store ignores Range
@@ -160,33 +220,22 @@ func (s *segmented) rest(buf []byte, start, end, got int64) error {
 		if !s.continues(obj, start+got, end) {
 			return errRange
 		}
-		n, err := io.ReadFull(obj.Body, buf[got:])
-		got += int64(n)
+		n, err := s.copyIn(obj.Body, k, got, end+1-start-got, &sum)
+		got += n
 		return err
 	})
 	if errors.Is(err, errWhole) {
 		return errRange // this attempt ends; the next asks for the whole object
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return markSlot(s.ring, s.abs(k), s.slots, got, sum)
 }
 
 // errWhole stops a range's retries at once: the store answered a range
 // with the whole object, so no range of this run can succeed.
 var errWhole = errors.New("the object store answers ranges with the whole object")
-
-// grow returns buf at length n, allocating a new one only when buf is
-// too small.
-func grow(buf []byte, n int64) []byte {
-	if int64(cap(buf)) < n {
-		segmentAllocs.Add(1)
-		return make([]byte, n)
-	}
-	return buf[:n]
-}
-
-// segmentAllocs counts the segment buffers ever allocated: files after the
-// first reuse the first one's.
-var segmentAllocs atomic.Int64
 
 // open asks for bytes from through to of the object: of the store
 // directly when its address is known, else through museum.
@@ -235,41 +284,36 @@ func rangeIs(obj *apiclient.Object, from, to, total int64) bool {
 	return a == from && b == to && t == total
 }
 
-// deliver hands segment k, or its error, to the reader. After an error
-// no worker takes a further segment; those under way finish, so the
-// reader gets every segment before the failed one.
-func (s *segmented) deliver(k int, b []byte, err error) {
+// deliver tells the reader chunk k is in the ring, or why it is not.
+// After an error no worker takes a further chunk; those under way finish,
+// so the reader gets every chunk before the failed one.
+func (s *segmented) deliver(k int, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		s.failed[k] = fmt.Errorf("bytes %d on: %w", s.from+int64(k)*s.seg, err)
+		s.failed[k] = fmt.Errorf("bytes %d on: %w", s.from+int64(k)*WireChunk, err)
 		s.stopped = true
 	} else {
-		s.ready[k] = b
+		s.ready[k] = true
 	}
 	close(s.wake)
 	s.wake = make(chan struct{})
 }
 
-// Read hands out the object's bytes in order.
+// Read hands out the object's bytes in order, from the ring.
 func (s *segmented) Read(p []byte) (int, error) {
-	for len(s.buf) == 0 {
-		if s.held != nil {
-			s.free <- s.held[:0]
-			s.held = nil
-			s.cur++
-		}
+	for !s.have {
 		if s.cur >= s.count {
 			return 0, io.EOF
 		}
 		s.mu.Lock()
-		b, ok := s.ready[s.cur]
+		ok := s.ready[s.cur]
 		err, wake := s.failed[s.cur], s.wake
 		delete(s.ready, s.cur)
 		s.mu.Unlock()
 		switch {
 		case ok:
-			s.buf, s.held = b, b
+			s.have, s.pos = true, 0
 		case err != nil:
 			return 0, err
 		default:
@@ -280,8 +324,18 @@ func (s *segmented) Read(p []byte) (int, error) {
 			}
 		}
 	}
-	n := copy(p, s.buf)
-	s.buf = s.buf[n:]
+	start, end := s.bounds(s.cur)
+	left := end + 1 - start - s.pos
+	n, err := s.ring.ReadAt(p[:min(int64(len(p)), left)], s.slot(s.cur)+s.pos)
+	s.pos += int64(n)
+	if err != nil && (!errors.Is(err, io.EOF) || int64(n) != left) {
+		return n, fmt.Errorf("reading back chunk %d fetched ahead: %w", s.cur, err)
+	}
+	if s.pos == end+1-start {
+		s.have = false
+		s.cur++
+		s.places <- struct{}{} // its slot is free for a chunk further on
+	}
 	return n, nil
 }
 
@@ -290,19 +344,6 @@ func (s *segmented) Read(p []byte) (int, error) {
 func (s *segmented) Close() error {
 	s.cancel()
 	s.wg.Wait()
-	s.mu.Lock()
-	for k, b := range s.ready {
-		s.f.giveBuffer(b)
-		delete(s.ready, k)
-	}
-	s.mu.Unlock()
-	if s.held != nil {
-		s.f.giveBuffer(s.held)
-		s.held, s.buf = nil, nil
-	}
-	for len(s.free) > 0 {
-		s.f.giveBuffer(<-s.free)
-	}
 	if s.done != nil {
 		s.done()
 		s.done = nil
@@ -315,7 +356,7 @@ func (s *segmented) Close() error {
 // than MultiStreamFiles files stream so already; else as one answer. A
 // store that ignores Range is remembered, and asked for whole objects
 // from then on.
-func (f *Fetcher) open(ctx context.Context, t Target, from int64) (*apiclient.Object, error) {
+func (f *Fetcher) open(ctx context.Context, t Target, from int64, ring func() (*os.File, error)) (*apiclient.Object, error) {
 	single := func() (*apiclient.Object, error) {
 		if from > 0 {
 			return f.limited(ctx)(f.Client.DownloadFileFrom(ctx, t.FileID, from))
@@ -333,12 +374,16 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64) (*apiclient.Ob
 		if err == nil && (from == 0 && obj.Status == 200 && obj.Length == t.Size ||
 			from > 0 && rangeIs(obj, from, t.Size-1, t.Size)) {
 			obj.Body = &upgrading{f: f, ctx: ctx, id: t.FileID, body: obj.Body, url: obj.URL, etag: obj.ETag,
-				pos: from, next: from, total: t.Size}
+				pos: from, next: from, total: t.Size, ring: ring}
 		}
 		return obj, err
 	}
-	seg := int64(SegmentChunks) * WireChunk
-	end := min(from+seg, t.Size) - 1
+	file, err := ring()
+	if err != nil {
+		f.unticket()
+		return nil, err
+	}
+	end := min(from+WireChunk, t.Size) - 1
 	obj, err := f.limited(ctx)(f.Client.DownloadFileRange(ctx, t.FileID, from, end))
 	switch {
 	case err != nil:
@@ -358,7 +403,7 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64) (*apiclient.Ob
 		obj.Body.Close()
 		return single()
 	}
-	sg := f.newSegmented(ctx, t.FileID, obj, from, t.Size, seg, f.Streams)
+	sg := f.newSegmented(ctx, t.FileID, obj, from, t.Size, file)
 	sg.done = f.unticket
 	return &apiclient.Object{Body: sg, Length: t.Size - from, Status: 206, ETag: obj.ETag,
 		ContentRange: fmt.Sprintf("bytes %d-%d/%d", from, t.Size-1, t.Size)}, nil
@@ -391,35 +436,6 @@ func (f *Fetcher) ticket() bool {
 
 func (f *Fetcher) unticket() { <-f.multi }
 
-// takeBuffer returns a segment buffer a closed file gave back, or nil.
-// The run's files share them, so memory stays at the segments in flight
-// instead of growing with garbage between collections.
-func (f *Fetcher) takeBuffer() []byte {
-	f.bufOnce.Do(f.makeBuffers)
-	select {
-	case b := <-f.bufs:
-		return b[:0]
-	default:
-		return nil
-	}
-}
-
-// giveBuffer keeps b for the next file, if there is room.
-func (f *Fetcher) giveBuffer(b []byte) {
-	if b == nil {
-		return
-	}
-	f.bufOnce.Do(f.makeBuffers)
-	select {
-	case f.bufs <- b:
-	default:
-	}
-}
-
-func (f *Fetcher) makeBuffers() {
-	f.bufs = make(chan []byte, f.multiFiles()*(max(f.Streams, 1)+1))
-}
-
 // upgrading reads one stream of an object and, at a chunk's edge, when a
 // multi-stream place has come free and enough is left, goes on with
 // several ranges from there. A switch that cannot be made (the range
@@ -437,6 +453,7 @@ type upgrading struct {
 	total int64
 	up    bool // several ranges now
 	stay  bool // a switch failed: one stream to the end
+	ring  func() (*os.File, error)
 }
 
 func (u *upgrading) Read(p []byte) (int, error) {
@@ -462,10 +479,14 @@ func (u *upgrading) try() {
 	if u.total-u.pos <= u.f.streamAbove() || !u.f.ticket() {
 		return
 	}
-	seg := int64(SegmentChunks) * WireChunk
-	end := min(u.pos+seg, u.total) - 1
+	file, err := u.ring()
+	if err != nil {
+		u.f.unticket()
+		u.stay = true
+		return
+	}
+	end := min(u.pos+WireChunk, u.total) - 1
 	var obj *apiclient.Object
-	var err error
 	if u.url != "" {
 		obj, err = u.f.limited(u.ctx)(u.f.Client.DownloadObjectRange(u.ctx, u.url, u.pos, end))
 	} else {
@@ -483,7 +504,7 @@ func (u *upgrading) try() {
 		return
 	}
 	u.body.Close()
-	sg := u.f.newSegmented(u.ctx, u.id, obj, u.pos, u.total, seg, u.f.Streams)
+	sg := u.f.newSegmented(u.ctx, u.id, obj, u.pos, u.total, file)
 	sg.done = u.f.unticket
 	u.body, u.up = sg, true
 }

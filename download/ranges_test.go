@@ -39,7 +39,7 @@ func (fx *fixture) atStore(f *enteapitest.File) func(key string) bool {
 // storeKey is the RequestKey of range r of f's object at the store.
 func (fx *fixture) storeKey(f *enteapitest.File, r string) string { return fx.storeRoute(f) + " " + r }
 
-const seg = download.SegmentChunks * wire
+const seg = wire
 
 func closedRange(from, to int64) string { return fmt.Sprintf("bytes=%d-%d", from, to) }
 
@@ -263,25 +263,4 @@ func TestOnlySomeLargeFilesComeAsRangesAtOnce(t *testing.T) {
 		}
 	}
 	assert.Equal(t, download.MultiStreamFiles, ranged)
-}
-
-// The segments' buffers are the run's, not each file's: a second large
-// file reuses the first one's instead of allocating its own.
-func TestLargeFilesReuseSegmentBuffers(t *testing.T) {
-	fx := setup(t)
-	a := fx.album.AddFile(enteapitest.FileSpec{Title: "a.mp4", Size: 20 << 20, Seed: 1})
-	b := fx.album.AddFile(enteapitest.FileSpec{Title: "b.mp4", Size: 20 << 20, Seed: 2})
-	ta, tb := fx.target(a), fx.target(b)
-	f := fx.multiFetcher()
-	fetch := func(tg download.Target, want []byte) int64 {
-		before := download.SegmentAllocs()
-		p, err := f.Fetch(context.Background(), tg, fx.dir)
-		require.NoError(t, err)
-		assert.True(t, bytes.Equal(want, readPartial(t, p)))
-		return download.SegmentAllocs() - before
-	}
-	first := fetch(ta, a.Plaintext())
-	second := fetch(tb, b.Plaintext())
-	assert.Equal(t, int64(f.Streams+1), first, "the first file allocates a segment per range and one being read")
-	assert.Zero(t, second, "the second reuses them all, the one last read included")
 }

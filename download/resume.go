@@ -28,6 +28,10 @@ type resume struct {
 	// them (the second try after a hash mismatch of a resumed download).
 	whole bool
 	saved bool // a resume point was recorded for this download
+	// ahead and macs are the temp file's side files (see ahead.go), once
+	// opened.
+	ahead *os.File
+	macs  *os.File
 }
 
 // forget removes the download's resume point, if one was ever recorded.
@@ -78,12 +82,12 @@ func (rs *resume) load(t Target, dir string) error {
 	}
 	if p.Header != keys.EncodeB64(t.Header) || len(p.MACXor) != 8 || p.Plain != int64(p.Chunks)*secretstream.ChunkSize ||
 		(t.Size >= 0 && p.Total != t.Size) {
-		_ = os.Remove(p.Temp) // removes a symlink itself, never its target
+		removeKept(p.Temp)
 		return errors.New("resume point does not fit")
 	}
 	tmp, err := openTempFile(p.Temp)
 	if err != nil {
-		_ = os.Remove(p.Temp)
+		removeKept(p.Temp)
 		return err
 	}
 	rs.tmp = tmp
@@ -104,19 +108,44 @@ func (rs *resume) load(t Target, dir string) error {
 		return err
 	}
 	rs.cp, rs.plain, rs.hash, rs.etag, rs.total = cp, p.Plain, state, p.ETag, p.Total
+	rs.openSides()
 	return nil
+}
+
+// removeKept removes a kept temp file in the temp folder and its side
+// files: a symlink itself, never its target.
+func removeKept(temp string) {
+	for _, p := range append(SideFiles(temp), temp) {
+		_ = os.Remove(p)
+	}
 }
 
 // active reports whether there is anything to resume from.
 func (rs *resume) active() bool { return rs.tmp != nil && rs.cp.Offset > 0 }
 
-// drop forgets the partial download and removes its temp file.
+// drop forgets the partial download and removes its temp file and side
+// files.
 func (rs *resume) drop() {
 	if rs.tmp != nil {
+		rs.closeSides(true)
 		_ = rs.tmp.Close()
 		_ = os.Remove(rs.tmp.Name())
 	}
 	*rs = resume{whole: rs.whole, saved: rs.saved}
+}
+
+// handOver leaves the temp file to a Partial: the side files go, and rs
+// holds nothing of the download any more.
+func (rs *resume) handOver() {
+	rs.closeSides(true)
+	*rs = resume{whole: rs.whole, saved: rs.saved}
+}
+
+// close closes the temp file and its side files, which stay for a later
+// run.
+func (rs *resume) close() {
+	rs.closeSides(false)
+	_ = rs.tmp.Close()
 }
 
 // restart keeps the temp file but empties it, for a start from byte 0.

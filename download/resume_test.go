@@ -120,7 +120,9 @@ func TestAKillAtTheMiddleRefetchesAtMost60Percent(t *testing.T) {
 		}
 	}
 	assert.LessOrEqual(t, float64(total-last)/float64(total), 0.60, "points at %v of %d", points, total)
-	for i := 1; i < len(points); i++ {
+	require.NotEmpty(t, points)
+	assert.Equal(t, int64(wire), points[0], "the first point follows the first chunk")
+	for i := 2; i < len(points); i++ { // then they keep their spacing, counted from byte 0
 		assert.GreaterOrEqual(t, points[i]-points[i-1], download.SaveSpacing(total), "points at %v", points)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/folder"
@@ -150,6 +152,33 @@ func (e *env) noTemps() {
 	if err == nil {
 		assert.Empty(e.t, left, "temp files left in quak's temp area")
 	}
+}
+
+// keptParts lists the partial downloads kept in quak's temp area, by their
+// temp files; it fails the test on anything else there but their side
+// files.
+func (e *env) keptParts() []string {
+	e.t.Helper()
+	entries, err := os.ReadDir(folder.At(e.dir).Temp())
+	require.NoError(e.t, err)
+	names := map[string]bool{}
+	for _, en := range entries {
+		names[en.Name()] = true
+	}
+	var parts []string
+	sides := map[string]bool{}
+	for n := range names {
+		for _, s := range download.SideFiles(n) {
+			sides[s] = true
+		}
+	}
+	for n := range names {
+		if !sides[n] {
+			parts = append(parts, n)
+		}
+	}
+	sort.Strings(parts)
+	return parts
 }
 
 func TestEveryTypeAndSizeIsSavedByteExact(t *testing.T) {

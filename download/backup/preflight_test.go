@@ -115,6 +115,6 @@ func TestFullDiskStopsTheRun(t *testing.T) {
 	assert.Equal(t, 2, sum.New)
 	assert.Zero(t, sum.Failed, "no failure line per remaining file")
 	assert.Empty(t, e.kinds(FileFailed))
-	assert.Equal(t, 3, e.downloads(), "the run stopped at the first full-disk error")
+	assert.Equal(t, 2, e.downloads(), "the run stopped at the first full-disk error, before asking for the file")
 	assert.Equal(t, 1, strings.Count(err.Error(), "is full or read-only"), "the message says it once: %v", err)
 }

@@ -38,13 +38,17 @@ func loadResumer(st *state.Store, tmp string) (*resumer, error) {
 	return r, nil
 }
 
-// temps are the temp files of the downloads a later run takes up.
+// temps are the temp files, and their side files, of the downloads a
+// later run takes up.
 func (r *resumer) temps() map[string]bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	keep := map[string]bool{}
 	for _, rp := range r.points {
 		keep[rp.Temp] = true
+		for _, p := range download.SideFiles(rp.Temp) {
+			keep[p] = true
+		}
 	}
 	return keep
 }
@@ -82,7 +86,9 @@ func (r *resumer) dropStale(touched func(int64) bool) {
 		if !touched(id) {
 			stale = append(stale, id)
 			if download.InTempDir(r.tmp, rp.Temp) { // a path elsewhere is never quak's to remove
-				_ = os.Remove(rp.Temp)
+				for _, p := range append(download.SideFiles(rp.Temp), rp.Temp) {
+					_ = os.Remove(p)
+				}
 			}
 		}
 	}

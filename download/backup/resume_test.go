@@ -15,7 +15,6 @@ import (
 	"golang.org/x/crypto/chacha20"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/secretstream"
 )
@@ -36,9 +35,7 @@ func TestTheNextRunResumesALargeDownload(t *testing.T) {
 	sum, err := Run(context.Background(), o)
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Failed, "the link died for this run")
-	kept, err := os.ReadDir(folder.At(e.dir).Temp())
-	require.NoError(t, err)
-	assert.Len(t, kept, 1, "the partial download is kept for the next run")
+	assert.Len(t, e.keptParts(), 1, "the partial download is kept for the next run")
 	assert.Equal(t, []string{"Videos/.meta/album_meta.json"}, e.walk(), "nothing but the album's files in its folder")
 
 	db, err := os.ReadFile(folder.At(e.dir).StateFile())
@@ -77,7 +74,7 @@ func TestTheNextRunResumesSeveralRanges(t *testing.T) {
 	e := newEnv(t)
 	f := e.u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 24 << 20, Seed: 9})
 	route := fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID)
-	// The first range (its first download.SegmentChunks chunks) arrives;
+	// The first range (its first chunk) arrives;
 	// then the link is dead.
 	e.s.Inject(route, append([]enteapitest.Fault{enteapitest.Pass()}, enteapitest.Repeat(enteapitest.Status(502), 40)...)...)
 	o := e.options()
@@ -86,7 +83,7 @@ func TestTheNextRunResumesSeveralRanges(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Failed, "the link died for this run")
 	seg := func(a, b int64) string { return fmt.Sprintf("bytes=%d-%d", a*wireChunk, b*wireChunk-1) }
-	k := int64(download.SegmentChunks)
+	const k int64 = 1
 	require.Equal(t, []string{seg(0, k)}, e.s.Ranges(route))
 	e.s.ClearFaults(route)
 

@@ -363,7 +363,7 @@ func soakRound(t *testing.T, seed uint64, big bool, st *soakStats) {
 func resumedRange(rg string) bool {
 	var from, to int64
 	if _, err := fmt.Sscanf(rg, "bytes=%d-%d", &from, &to); err == nil {
-		return from%(download.SegmentChunks*download.WireChunk) != 0
+		return from%download.WireChunk != 0
 	}
 	return rg != ""
 }

@@ -1,0 +1,165 @@
+package download_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/secretstream"
+)
+
+// killedRun runs fe on tg until it fails for this run, and returns the
+// first resume point it recorded: what a kill just after that point
+// leaves on disk, with the temp file and its side files as the run left
+// them.
+func (fx *fixture) killedRun(fe *download.Fetcher, tg download.Target) *download.ResumePoint {
+	fx.t.Helper()
+	var first *download.ResumePoint
+	fe.SaveAbove = 1
+	fe.Save = func(_ int64, rp *download.ResumePoint) {
+		if rp != nil && first == nil {
+			first = rp
+		}
+	}
+	_, err := fe.Fetch(context.Background(), tg, fx.dir)
+	require.Error(fx.t, err)
+	require.NotNil(fx.t, first)
+	require.Equal(fx.t, 1, first.Chunks, "the first point follows the first chunk")
+	return first
+}
+
+// nextRun takes tg up at rp, and returns the ranges it asked the store for.
+func (fx *fixture) nextRun(fe *download.Fetcher, f *enteapitest.File, tg download.Target, rp *download.ResumePoint) []string {
+	fx.t.Helper()
+	route := fx.storeRoute(f)
+	before := len(fx.s.Ranges(route))
+	fx.s.ClearFaults(route)
+	fe.Save = func(int64, *download.ResumePoint) {}
+	tg.Resume = rp
+	p, err := fe.Fetch(context.Background(), tg, fx.dir)
+	require.NoError(fx.t, err)
+	assert.False(fx.t, p.HashMismatch)
+	assert.True(fx.t, bytes.Equal(f.Plaintext(), readPartial(fx.t, p)), "content differs")
+	fx.noTemps()
+	return fx.s.Ranges(route)[before:]
+}
+
+// Issue 31: a kill between two resume points loses none of the chunks
+// decrypted after the last one: the next run encrypts them again, checks
+// them against the MACs it logged, and asks only for the rest. Plaintext
+// that does not encrypt to its logged MAC, or a log that is gone, ends
+// that at the chunk before.
+func TestAKillLosesNoChunkDecryptedPastTheLastPoint(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		damage func(t *testing.T, temp string)
+		from   int64
+	}{
+		{"as left", func(*testing.T, string) {}, 4},
+		{"a byte of chunk 3 changed on disk", func(t *testing.T, temp string) {
+			t.Helper()
+			flipByte(t, temp, 3*secretstream.ChunkSize+5)
+		}, 3},
+		{"the MAC after chunk 2 changed", func(t *testing.T, temp string) {
+			t.Helper()
+			flipByte(t, download.SideFiles(temp)[1], 3*8)
+		}, 2},
+		{"no MAC log", func(t *testing.T, temp string) {
+			t.Helper()
+			require.NoError(t, os.Remove(download.SideFiles(temp)[1]))
+		}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fx := setup(t)
+			f := fx.album.AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 24 << 20, Seed: 11})
+			// One stream, cut inside chunk 4, then the link is dead.
+			fx.s.Inject(fx.storeRoute(f), append([]enteapitest.Fault{enteapitest.CutAfter(4*wire + 10)},
+				enteapitest.Repeat(enteapitest.Status(502), 20)...)...)
+			tg := fx.target(f)
+			rp := fx.killedRun(fx.fetcher(), tg)
+			c.damage(t, rp.Temp)
+			assert.Equal(t, []string{rangeFrom(c.from * wire)}, fx.nextRun(fx.fetcher(), f, tg, rp))
+		})
+	}
+}
+
+func flipByte(t *testing.T, path string, at int64) {
+	t.Helper()
+	fh, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, fh.Close()) }()
+	b := []byte{0}
+	_, err = fh.ReadAt(b, at)
+	require.NoError(t, err)
+	b[0] ^= 0x40
+	_, err = fh.WriteAt(b, at)
+	require.NoError(t, err)
+}
+
+// Issue 31: chunks that ranges fetched ahead of a stalled one are kept on
+// disk, and the next run reads them from there instead of fetching them
+// again; one whose bytes changed on disk is fetched again.
+func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
+	for _, damaged := range []bool{false, true} {
+		fx := setup(t)
+		f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 24 << 20, Seed: 12})
+		tg := fx.target(f)
+		segs := segments(0, tg.Size)
+		// Chunks 0 and 2 arrive; the range of chunk 1 never does (nor any
+		// after 2) for this run.
+		fx.s.Inject(fx.storeRoute(f), append([]enteapitest.Fault{enteapitest.Pass(), enteapitest.Pass()},
+			enteapitest.Repeat(enteapitest.Status(502), 60)...)...)
+		enteapitest.NewGate(t, fx.s, fx.atStore(f), func(g *enteapitest.Gate) {
+			g.Serve(fx.storeKey(f, segs[0]))
+			g.Serve(fx.storeKey(f, segs[2]))
+			// Chunk 2's worker asks for chunk 3 only once chunk 2 is on
+			// disk, whole, and its slot's record says so.
+			g.Await(2)
+		})
+		fe := fx.multiFetcher()
+		fe.Streams = 2
+		rp := fx.killedRun(fe, tg)
+		if damaged {
+			flipByte(t, download.SideFiles(rp.Temp)[0], 2*wire+9) // chunk 2 lies in slot 2 of 3
+		}
+		want := []string{segs[1], segs[3], segs[4], segs[5]}
+		if damaged {
+			want = append(want, segs[2])
+		}
+		fe = fx.multiFetcher()
+		fe.Streams = 2
+		assert.Equal(t, sortedCopy(want), sortedCopy(fx.nextRun(fe, f, tg, rp)), "damaged: %v", damaged)
+	}
+}
+
+// Issue 31: with no MAC log, chunks left in the ring right after the
+// point are decrypted from there, authenticated, up to the first slot
+// that does not hold the next chunk.
+func TestChunksInTheRingRightAfterThePointAreTakenUp(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 24 << 20, Seed: 13})
+	tg := fx.target(f)
+	segs := segments(0, tg.Size)
+	fx.s.Inject(fx.storeRoute(f), append([]enteapitest.Fault{enteapitest.Pass(), enteapitest.Pass(), enteapitest.Pass()},
+		enteapitest.Repeat(enteapitest.Status(502), 60)...)...)
+	enteapitest.NewGate(t, fx.s, fx.atStore(f), func(g *enteapitest.Gate) {
+		g.Serve(fx.storeKey(f, segs[0]))
+		g.Serve(fx.storeKey(f, segs[1]))
+		g.Serve(fx.storeKey(f, segs[2]))
+	})
+	fe := fx.multiFetcher()
+	fe.Streams = 2
+	rp := fx.killedRun(fe, tg)
+	require.NoError(t, os.Remove(download.SideFiles(rp.Temp)[1]))
+	fe = fx.multiFetcher()
+	fe.Streams = 2
+	// Chunks 1 and 2 come from slots 1 and 2; slot 0 was cleared for
+	// chunk 3, which never came.
+	assert.Equal(t, sortedCopy(segs[3:]), sortedCopy(fx.nextRun(fe, f, tg, rp)))
+}
