@@ -115,3 +115,35 @@ func TestRestoreOutputDryAndReal(t *testing.T) {
 	// and shows a rate only when bytes have gone, whatever the rate.
 	assert.Regexp(t, regexp.MustCompile(`restoring \( *[0-9.]+ [KMGT]?i?B/s\)`), errOut, "the bar moved with the upload")
 }
+
+// A restore's JSON summary carries the exit code the run ends with: 2 when
+// files failed but the run went on, the error's own otherwise.
+func TestRestoreJSONSummaryExitCodes(t *testing.T) {
+	e, s, dir := restored(t)
+	code, out, errOut := e.run("restore", "--account", "bob@example.org", "--json", t.TempDir())
+	assert.Equal(t, exitUnusableDir, code, errOut)
+	sum := restoreSummary(t, out)
+	assert.Contains(t, sum["error"], "holds no quak backup")
+	sum["error"] = "…"
+	assert.Equal(t, map[string]any{"account": "bob@example.org", "dryRun": false, "files": 0.0, "uploaded": 0.0,
+		"present": 0.0, "added": 0.0, "albumsCreated": 0.0, "bytes": 0.0, "failed": 0.0, "leftOut": 0.0,
+		"placeholders": 0.0, "error": "…", "exitCode": float64(exitUnusableDir)}, sum, "refused: a summary of nothing")
+
+	s.Inject("POST /files", enteapitest.Status(400))
+	code, out, errOut = e.run("restore", "--account", "bob@example.org", "--json", dir)
+	assert.Equal(t, exitPartial, code, errOut)
+	assert.Contains(t, errOut, "1 file could not be restored")
+	assert.Equal(t, []string{"album-created", "failed", "uploaded"}, restoreEvents(t, out))
+	sum = restoreSummary(t, out)
+	assert.Equal(t, 1.0, sum["uploaded"])
+	assert.Equal(t, 1.0, sum["failed"])
+	assert.Nil(t, sum["error"], "files failed, the run did not")
+	assert.Equal(t, float64(exitPartial), sum["exitCode"])
+
+	s.Inject("POST /files", enteapitest.Status(426))
+	code, out, errOut = e.run("restore", "--account", "bob@example.org", "--json", dir)
+	assert.Equal(t, exitFatal, code, errOut)
+	sum = restoreSummary(t, out)
+	assert.Contains(t, sum["error"], "out of storage")
+	assert.Equal(t, float64(exitFatal), sum["exitCode"], "an error's code, whatever failed")
+}
