@@ -73,8 +73,9 @@ func (s *Server) linkAuth(w http.ResponseWriter, r *http.Request) (*Link, linkRo
 
 // linkCheck judges a request by the link's current row, as museum does
 // when its cache has nothing: token, turned off, owner, expiry, password,
-// then the device limit on /info and /diff (PL.4, PL.5). It reports whether
-// the password was checked; s.mu is held.
+// then the device limit on /info and /diff (PL.4, PL.5), recording each
+// /info and /diff it admits in the link's Reads. It reports whether the
+// password was checked; s.mu is held.
 func (s *Server) linkCheck(w http.ResponseWriter, r *http.Request, tok, ip, ua string, admits bool) (*Link, linkRow, bool) {
 	ls := s.links
 	l := ls.byToken[tok]
@@ -101,9 +102,13 @@ func (s *Server) linkCheck(w http.ResponseWriter, r *http.Request, tok, ip, ua s
 			apiErr(w, 403, "LINK_DEVICE_LIMIT_EXCEEDED", "Public link device limit reached") // PL.4, PL.5
 			return nil, linkRow{}, false
 		}
-		if minted != "" && r.URL.Path == linkInfoRoute { // PL.5: /diff never sends one
+		if r.URL.Path != linkInfoRoute {
+			minted = "" // PL.5: /diff never sends one
+		}
+		if minted != "" {
 			w.Header().Set("X-Ente-Link-Device-Token", minted)
 		}
+		l.reads = append(l.reads, LinkRead{Path: r.URL.Path, Sent: r.Header.Get("X-Auth-Link-Device-Token"), Minted: minted})
 		return l, row, true
 	}
 	return nil, linkRow{}, false

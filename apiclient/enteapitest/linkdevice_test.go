@@ -101,3 +101,27 @@ func TestDeviceTokenIsRenewedWhenItsEndIsNear(t *testing.T) {
 // PL.4: for a minute, download and preview keep serving the (token, IP,
 // User-Agent) that used them before the link changed; /info and /diff and
 // anyone else see the change at once.
+
+// Reads record each /info and /diff a link admitted: the device token sent
+// and the one minted; a refused request is not among them.
+func TestLinkReadsRecordTheDeviceTokens(t *testing.T) {
+	f := newLinkFixture(t, enteapitest.LinkOptions{DeviceLimit: 1})
+	tok := f.link.Token()
+	dt := call(t, f.s, req{path: f.info, hdr: as(tok, "ua-a")}).header.Get("X-Ente-Link-Device-Token")
+	require.NotEmpty(t, dt)
+	require.Equal(t, 200, call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-a", "X-Auth-Link-Device-Token", dt)}).status)
+	require.Equal(t, 200, call(t, f.s, req{path: f.diff, hdr: as(tok, "ua-a")}).status)
+	require.Equal(t, 403, call(t, f.s, req{path: f.info, hdr: as(tok, "ua-b")}).status)
+	require.Equal(t, 307, call(t, f.s, req{path: f.dlPath, hdr: as(tok, "ua-a")}).status)
+
+	reads := f.link.Reads()
+	require.Len(t, reads, 3, "the refused /info and the download are not reads")
+	assert.Equal(t, f.info, reads[0].Path)
+	assert.True(t, reads[0].Sent == "", "the first /info sent none")
+	assert.True(t, reads[0].Minted == dt, "the first /info minted the token its answer carried")
+	assert.Equal(t, "/public-collection/diff", reads[1].Path, "the path, without the query")
+	assert.True(t, reads[1].Sent == dt, "the /diff sent it back")
+	assert.True(t, reads[1].Minted == "", "/diff never carries one")
+	assert.True(t, reads[2].Sent == "", "nor the last /diff")
+	assert.True(t, reads[2].Minted == "", "/diff never carries one, even when museum mints one")
+}

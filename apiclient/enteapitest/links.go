@@ -2,6 +2,7 @@ package enteapitest
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/quak-photos/quak/apiclient/keys"
@@ -60,6 +61,14 @@ type Link struct {
 	token   string
 	row     linkRow
 	devices map[device]bool // public_collection_access_history (PL.5)
+	reads   []LinkRead      // the /info and /diff requests admitted, oldest first
+}
+
+// LinkRead is one /info or /diff request a link admitted (PL.5): its path,
+// the device token it sent ("" for none; a stale or foreign one too), and
+// the one its answer carried ("" for none; /diff never carries one).
+type LinkRead struct {
+	Path, Sent, Minted string
 }
 
 // device is what museum counts as one: the client IP and the User-Agent.
@@ -206,6 +215,14 @@ func (l *Link) Devices() int {
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
 	return len(l.devices)
+}
+
+// Reads are the /info and /diff requests the link admitted, oldest first,
+// so a test can see which device token a reader kept and sent back.
+func (l *Link) Reads() []LinkRead {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	return slices.Clone(l.reads)
 }
 
 // LapseSubscription ends u's subscription: u's links answer 410 "no
