@@ -19,9 +19,9 @@ import (
 //   - the ring (temp + aheadSuffix): the chunks that ranges fetched ahead
 //     of the decrypting reader, chunk j in slot j mod slots. The ranges
 //     write to it instead of to memory, and the reader reads it in order.
-//     After the slots, a record per slot names the chunk it holds whole,
-//     with its length and CRC-32C: cleared before the slot is written,
-//     set once it is complete.
+//     After the slots, a record per slot names the chunk it holds, with
+//     how many of its bytes and their CRC-32C: cleared before the slot is
+//     written, moved on after each write to it.
 //   - the MAC log (temp + macsSuffix): after every chunk that
 //     authenticated, the stream's MACXor (public bytes from the wire).
 //
@@ -72,7 +72,7 @@ func clearSlot(ring *os.File, j int64, slots int) error {
 	return err
 }
 
-// markSlot records that the slot of chunk j holds it whole: n bytes with
+// markSlot records that the slot of chunk j holds its first n bytes, with
 // CRC-32C sum.
 func markSlot(ring *os.File, j int64, slots int, n int64, sum uint32) error {
 	var rec [slotRecord]byte
@@ -83,25 +83,34 @@ func markSlot(ring *os.File, j int64, slots int, n int64, sum uint32) error {
 	return err
 }
 
-// holds reports whether the ring's slot of chunk j holds it whole, n
-// bytes: its record says so and its bytes still have the recorded CRC.
-// The chunk still authenticates when it is read, like any other.
-func holds(ring *os.File, j int64, slots int, n int64, buf []byte) bool {
+// held is how much of chunk j the ring's slot holds, of the n bytes it
+// has, and their CRC-32C: as far as its record says, when the bytes there
+// still have the recorded CRC; else 0. A chunk held in part is fetched
+// from there on; one held whole is not fetched at all. Either way it
+// still authenticates when it is read, like any other.
+func held(ring *os.File, j int64, slots int, n int64, buf []byte) (int64, uint32) {
 	var rec [slotRecord]byte
 	if m, _ := ring.ReadAt(rec[:], recordAt(j%int64(slots), slots)); m != len(rec) ||
-		binary.LittleEndian.Uint64(rec[0:]) != uint64(j)+1 || int64(binary.LittleEndian.Uint32(rec[8:])) != n {
-		return false
+		binary.LittleEndian.Uint64(rec[0:]) != uint64(j)+1 {
+		return 0, 0
+	}
+	got := int64(binary.LittleEndian.Uint32(rec[8:]))
+	if got <= 0 || got > n {
+		return 0, 0
 	}
 	sum, off := uint32(0), slotAt(j, slots)
-	for left := n; left > 0; {
+	for left := got; left > 0; {
 		m, err := ring.ReadAt(buf[:min(int64(len(buf)), left)], off)
 		if m == 0 || err != nil && (!errors.Is(err, io.EOF) || int64(m) != left) {
-			return false
+			return 0, 0
 		}
 		sum = crc32.Update(sum, castagnoli, buf[:m])
 		off, left = off+int64(m), left-int64(m)
 	}
-	return sum == binary.LittleEndian.Uint32(rec[12:])
+	if sum != binary.LittleEndian.Uint32(rec[12:]) {
+		return 0, 0
+	}
+	return got, sum
 }
 
 // aheadFile is the download's ring, opened on first use.

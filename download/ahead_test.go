@@ -104,37 +104,48 @@ func flipByte(t *testing.T, path string, at int64) {
 
 // Issue 31: chunks that ranges fetched ahead of a stalled one are kept on
 // disk, and the next run reads them from there instead of fetching them
-// again; one whose bytes changed on disk is fetched again.
+// again; one cut short is asked for its missing bytes only; one whose
+// bytes changed on disk is fetched again.
 func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
-	for _, damaged := range []bool{false, true} {
-		fx := setup(t)
-		f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 24 << 20, Seed: 12})
-		tg := fx.target(f)
-		segs := segments(0, tg.Size)
-		// Chunks 0 and 2 arrive; the range of chunk 1 never does (nor any
-		// after 2) for this run.
-		fx.s.Inject(fx.storeRoute(f), append([]enteapitest.Fault{enteapitest.Pass(), enteapitest.Pass()},
-			enteapitest.Repeat(enteapitest.Status(502), 60)...)...)
-		enteapitest.NewGate(t, fx.s, fx.atStore(f), func(g *enteapitest.Gate) {
-			g.Serve(fx.storeKey(f, segs[0]))
-			g.Serve(fx.storeKey(f, segs[2]))
-			// Chunk 2's worker asks for chunk 3 only once chunk 2 is on
-			// disk, whole, and its slot's record says so.
-			g.Await(2)
+	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short"} {
+		t.Run(c, func(t *testing.T) {
+			fx := setup(t)
+			f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 24 << 20, Seed: 12})
+			tg := fx.target(f)
+			segs := segments(0, tg.Size)
+			// Chunks 0 and 2 arrive (and 1,000 bytes of chunk 3, if cut); the
+			// range of chunk 1 never does, nor any after, for this run.
+			faults := []enteapitest.Fault{enteapitest.Pass(), enteapitest.Pass()}
+			if c == "chunk 3 cut short" {
+				faults = append(faults, enteapitest.CutAfter(1000))
+			}
+			fx.s.Inject(fx.storeRoute(f), append(faults, enteapitest.Repeat(enteapitest.Status(502), 60)...)...)
+			enteapitest.NewGate(t, fx.s, fx.atStore(f), func(g *enteapitest.Gate) {
+				g.Serve(fx.storeKey(f, segs[0]))
+				g.Serve(fx.storeKey(f, segs[2]))
+				if c == "chunk 3 cut short" {
+					g.Serve(fx.storeKey(f, segs[3]))
+				}
+				// Chunk 2's worker asks for chunk 3 only once chunk 2 is on
+				// disk, whole, and its slot's record says so; chunk 3's asks
+				// for its rest only once its first bytes are.
+				g.Await(2)
+			})
+			fe := fx.multiFetcher()
+			fe.Streams = 2
+			rp := fx.killedRun(fe, tg)
+			want := []string{segs[1], segs[3], segs[4], segs[5]}
+			switch c {
+			case "changed on disk":
+				flipByte(t, download.SideFiles(rp.Temp)[0], 2*wire+9) // chunk 2 lies in slot 2 of 3
+				want = append(want, segs[2])
+			case "chunk 3 cut short":
+				want[1] = closedRange(3*seg+1000, 4*seg-1)
+			}
+			fe = fx.multiFetcher()
+			fe.Streams = 2
+			assert.Equal(t, sortedCopy(want), sortedCopy(fx.nextRun(fe, f, tg, rp)))
 		})
-		fe := fx.multiFetcher()
-		fe.Streams = 2
-		rp := fx.killedRun(fe, tg)
-		if damaged {
-			flipByte(t, download.SideFiles(rp.Temp)[0], 2*wire+9) // chunk 2 lies in slot 2 of 3
-		}
-		want := []string{segs[1], segs[3], segs[4], segs[5]}
-		if damaged {
-			want = append(want, segs[2])
-		}
-		fe = fx.multiFetcher()
-		fe.Streams = 2
-		assert.Equal(t, sortedCopy(want), sortedCopy(fx.nextRun(fe, f, tg, rp)), "damaged: %v", damaged)
 	}
 }
 

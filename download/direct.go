@@ -23,19 +23,24 @@ const directMin = 8 << 20
 const directBlock = 4096
 
 // directWriter writes a temp file's plaintext around the page cache: whole
-// aligned blocks through a second, O_DIRECT descriptor, from an aligned
-// buffer. On a large backup the kernel's copy of every written byte into
-// the page cache is the biggest cost after the hash; this avoids it. Where
-// the file system refuses O_DIRECT it falls back to ordinary writes. The
-// temp file itself stays the ordinary *os.File: fsync, truncate, chmod and
-// rename go through it.
+// aligned blocks through a second, O_DIRECT descriptor. On a large backup
+// the kernel's copy of every written byte into the page cache is the
+// biggest cost after the hash; this avoids it. A write whose memory and
+// length are aligned (a whole chunk, decrypted in its aligned buffer) goes
+// out as it is; anything else is gathered in a small aligned buffer of the
+// writer's own, made on first need. Where the file system refuses O_DIRECT
+// it falls back to ordinary writes. The temp file itself stays the
+// ordinary *os.File: fsync, truncate, chmod and rename go through it.
 type directWriter struct {
 	plain  *os.File
 	direct directFile // nil once fallen back
-	buf    []byte     // aligned, a multiple of directBlock
+	buf    []byte     // aligned, a multiple of directBlock; nil until needed
 	n      int
 	off    int64 // file offset of buf[0]
 }
+
+// directBuf is the size of the writer's own buffer.
+const directBuf = 256 << 10
 
 // newDirectWriter writes to tmp from offset on (a multiple of the block
 // size), or returns nil where O_DIRECT is not to be had.
@@ -47,13 +52,26 @@ func newDirectWriter(tmp *os.File, offset int64) *directWriter {
 	if err != nil {
 		return nil
 	}
-	raw := make([]byte, 4<<20+directBlock)
-	skip := (directBlock - int(uintptr(unsafe.Pointer(&raw[0]))%directBlock)) % directBlock
-	return &directWriter{plain: tmp, direct: d, buf: raw[skip : skip+4<<20], off: offset}
+	return &directWriter{plain: tmp, direct: d, off: offset}
 }
+
+// aligned reports whether p starts on a block boundary in memory.
+func aligned(p []byte) bool { return uintptr(unsafe.Pointer(&p[0]))%directBlock == 0 }
 
 func (w *directWriter) Write(p []byte) (int, error) {
 	total := len(p)
+	if w.n == 0 && len(p) >= directBlock && aligned(p) {
+		k := len(p) - len(p)%directBlock
+		if err := w.writeAt(p[:k]); err != nil {
+			return 0, err
+		}
+		p = p[k:]
+	}
+	if len(p) > 0 && w.buf == nil {
+		raw := make([]byte, directBuf+directBlock)
+		skip := (directBlock - int(uintptr(unsafe.Pointer(&raw[0]))%directBlock)) % directBlock
+		w.buf = raw[skip : skip+directBuf]
+	}
 	for len(p) > 0 {
 		c := copy(w.buf[w.n:], p)
 		w.n += c
@@ -67,6 +85,25 @@ func (w *directWriter) Write(p []byte) (int, error) {
 	return total, nil
 }
 
+// writeAt writes b (aligned, whole blocks) at the writer's offset, and
+// moves it on.
+func (w *directWriter) writeAt(b []byte) error {
+	var err error
+	if w.direct != nil {
+		_, err = w.direct.WriteAt(b, w.off)
+		if errors.Is(err, errInvalid) {
+			w.fallBack() // this file system takes no O_DIRECT writes after all
+			_, err = w.plain.WriteAt(b, w.off)
+		}
+	} else {
+		_, err = w.plain.WriteAt(b, w.off)
+	}
+	if err == nil {
+		w.off += int64(len(b))
+	}
+	return err
+}
+
 // flush writes the first n bytes of the buffer (a multiple of the block
 // size, or the whole tail at the end) at the writer's offset.
 func (w *directWriter) flush(n int) error {
@@ -74,19 +111,16 @@ func (w *directWriter) flush(n int) error {
 		return nil
 	}
 	var err error
-	if w.direct != nil && n%directBlock == 0 {
-		_, err = w.direct.WriteAt(w.buf[:n], w.off)
-		if errors.Is(err, errInvalid) {
-			w.fallBack() // this file system takes no O_DIRECT writes after all
-			_, err = w.plain.WriteAt(w.buf[:n], w.off)
-		}
+	if n%directBlock == 0 {
+		err = w.writeAt(w.buf[:n])
 	} else {
-		_, err = w.plain.WriteAt(w.buf[:n], w.off)
+		if _, err = w.plain.WriteAt(w.buf[:n], w.off); err == nil {
+			w.off += int64(n)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	w.off += int64(n)
 	copy(w.buf, w.buf[n:w.n])
 	w.n -= n
 	return nil

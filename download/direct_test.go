@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -82,3 +83,32 @@ func (einvalWriter) WriteAt([]byte, int64) (int, error) {
 	return 0, &os.PathError{Op: "write", Path: "x", Err: errInvalid}
 }
 func (einvalWriter) Close() error { return nil }
+
+// A whole chunk decrypted in its aligned buffer goes out as it is: the
+// writer makes no buffer of its own for it, only for a tail that is not
+// whole blocks.
+func TestDirectWriterWritesAlignedChunksAsTheyAre(t *testing.T) {
+	tmp, err := os.CreateTemp(t.TempDir(), "x")
+	require.NoError(t, err)
+	defer func() { _ = tmp.Close() }()
+	w := newDirectWriter(tmp, 0)
+	if w == nil {
+		t.Skip("no O_DIRECT on this file system")
+	}
+	raw := make([]byte, 2*(4<<20)+directBlock)
+	skip := (directBlock - int(uintptr(unsafe.Pointer(&raw[0]))%directBlock)) % directBlock
+	chunk := raw[skip : skip+4<<20]
+	for i := range chunk {
+		chunk[i] = byte(i * 3)
+	}
+	_, err = w.Write(chunk)
+	require.NoError(t, err)
+	assert.Nil(t, w.buf, "an aligned chunk is written from where it is")
+	_, err = w.Write(chunk[:1000])
+	require.NoError(t, err)
+	assert.NotNil(t, w.buf, "a tail is gathered")
+	require.NoError(t, w.finish())
+	got, err := os.ReadFile(tmp.Name())
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(append(append([]byte{}, chunk...), chunk[:1000]...), got))
+}

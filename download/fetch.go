@@ -271,7 +271,7 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 // the next attempt.
 func (f *Fetcher) answer(ctx context.Context, t Target, rs *resume) (*apiclient.Object, error) {
 	if rs.active() {
-		obj, err := f.open(ctx, t, rs.cp.Offset, rs.aheadFile)
+		obj, err := f.open(ctx, t, rs.cp.Offset, rs)
 		var ae *errs.ApiError
 		switch {
 		case errors.As(err, &ae) && ae.Status == 416:
@@ -295,7 +295,7 @@ func (f *Fetcher) answer(ctx context.Context, t Target, rs *resume) (*apiclient.
 			return obj, nil
 		}
 	}
-	return f.open(ctx, t, 0, rs.aheadFile)
+	return f.open(ctx, t, 0, rs)
 }
 
 // reader decrypts body into the temp file: a fresh stream into a new (or

@@ -57,7 +57,7 @@ type segmented struct {
 	mu      sync.Mutex
 	next    int           // the next chunk a worker takes
 	ready   map[int]bool  // chunks in the ring, not yet read
-	kept    map[int]bool  // chunks an earlier attempt or run left whole in the ring
+	kept    map[int]kept  // chunks an earlier attempt or run left in the ring
 	failed  map[int]error // chunks that could not be had
 	stopped bool          // a chunk failed: take no further one
 	wake    chan struct{}
@@ -108,20 +108,26 @@ func (s *segmented) slot(k int) int64 { return slotAt(s.abs(k), s.slots) }
 // abs is chunk k's index in the object.
 func (s *segmented) abs(k int) int64 { return s.from/WireChunk + int64(k) }
 
-// keptChunks are the chunks after the first that the ring already holds
-// whole (a kill or a failed attempt left them): they are read from there,
-// not fetched again.
-func (s *segmented) keptChunks() map[int]bool {
+// kept is how much of a chunk the ring holds, and its CRC-32C.
+type kept struct {
+	n   int64
+	sum uint32
+}
+
+// keptChunks are the chunks after the first that the ring already holds,
+// whole or in part (a kill or a failed attempt left them): what it holds
+// is not fetched again.
+func (s *segmented) keptChunks() map[int]kept {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
-	kept := map[int]bool{}
+	out := map[int]kept{}
 	for k := 1; k < min(s.count, s.slots); k++ {
 		start, end := s.bounds(k)
-		if holds(s.ring, s.abs(k), s.slots, end+1-start, *bp) {
-			kept[k] = true
+		if n, sum := held(s.ring, s.abs(k), s.slots, end+1-start, *bp); n > 0 {
+			out[k] = kept{n, sum}
 		}
 	}
-	return kept
+	return out
 }
 
 // work fetches chunks in order until none is left or the reader stops.
@@ -140,11 +146,12 @@ func (s *segmented) work() {
 			s.places <- struct{}{}
 			return
 		}
-		if s.kept[k] {
+		start, end := s.bounds(k)
+		if kp := s.kept[k]; kp.n == end+1-start {
 			s.deliver(k, nil)
 			continue
 		}
-		err := s.rest(k, 0, 0)
+		err := s.rest(k, s.kept[k].n, s.kept[k].sum)
 		s.deliver(k, err)
 		if err != nil {
 			return
@@ -165,12 +172,13 @@ func (s *segmented) fill(k int, obj *apiclient.Object) error {
 	if err != nil {
 		return s.rest(k, n, sum)
 	}
-	return markSlot(s.ring, s.abs(k), s.slots, n, sum)
+	return nil
 }
 
 // copyIn writes want bytes of body to chunk k's slot from byte got of the
 // chunk on, through a buffer of its own, adding them to the chunk's
-// CRC-32C sum, and returns how many it wrote.
+// CRC-32C sum and recording after each write how far the slot goes, and
+// returns how many it wrote.
 func (s *segmented) copyIn(body io.Reader, k int, got, want int64, sum *uint32) (int64, error) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
@@ -183,6 +191,9 @@ func (s *segmented) copyIn(body io.Reader, k int, got, want int64, sum *uint32) 
 			}
 			*sum = crc32.Update(*sum, castagnoli, buf[:m])
 			n += int64(m)
+			if werr := markSlot(s.ring, s.abs(k), s.slots, got+n, *sum); werr != nil {
+				return n, werr
+			}
 		}
 		if err != nil {
 			return n, err
@@ -227,10 +238,7 @@ func (s *segmented) rest(k int, got int64, sum uint32) error {
 	if errors.Is(err, errWhole) {
 		return errRange // this attempt ends; the next asks for the whole object
 	}
-	if err != nil {
-		return err
-	}
-	return markSlot(s.ring, s.abs(k), s.slots, got, sum)
+	return err
 }
 
 // errWhole stops a range's retries at once: the store answered a range
@@ -356,7 +364,7 @@ func (s *segmented) Close() error {
 // than MultiStreamFiles files stream so already; else as one answer. A
 // store that ignores Range is remembered, and asked for whole objects
 // from then on.
-func (f *Fetcher) open(ctx context.Context, t Target, from int64, ring func() (*os.File, error)) (*apiclient.Object, error) {
+func (f *Fetcher) open(ctx context.Context, t Target, from int64, rs *resume) (*apiclient.Object, error) {
 	single := func() (*apiclient.Object, error) {
 		if from > 0 {
 			return f.limited(ctx)(f.Client.DownloadFileFrom(ctx, t.FileID, from))
@@ -366,7 +374,11 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64, ring func() (*
 	if f.Streams < 2 || t.Size < 0 || t.Size-from <= f.streamAbove() || f.noRange.Load() {
 		return single()
 	}
-	if !f.ticket() {
+	// A download whose ring an earlier attempt or run left goes on as
+	// ranges even when every place is taken: what the ring holds is read
+	// only by ranges, and would be fetched again by one stream.
+	ticketed := f.ticket()
+	if !ticketed && rs.ahead == nil {
 		// Every multi-stream place is taken: one stream for now, taken over
 		// by several ranges from a chunk's edge once a place frees up, so a
 		// large file started late is not the run's long pole.
@@ -374,27 +386,32 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64, ring func() (*
 		if err == nil && (from == 0 && obj.Status == 200 && obj.Length == t.Size ||
 			from > 0 && rangeIs(obj, from, t.Size-1, t.Size)) {
 			obj.Body = &upgrading{f: f, ctx: ctx, id: t.FileID, body: obj.Body, url: obj.URL, etag: obj.ETag,
-				pos: from, next: from, total: t.Size, ring: ring}
+				pos: from, next: from, total: t.Size, ring: rs.aheadFile}
 		}
 		return obj, err
 	}
-	file, err := ring()
+	untick := func() {
+		if ticketed {
+			f.unticket()
+		}
+	}
+	file, err := rs.aheadFile()
 	if err != nil {
-		f.unticket()
+		untick()
 		return nil, err
 	}
 	end := min(from+WireChunk, t.Size) - 1
 	obj, err := f.limited(ctx)(f.Client.DownloadFileRange(ctx, t.FileID, from, end))
 	switch {
 	case err != nil:
-		f.unticket()
+		untick()
 		return nil, err
 	case obj.Status == 200:
-		f.unticket()
+		untick()
 		f.noRange.Store(true)
 		return obj, nil // the whole object: the caller takes it from byte 0
 	case !rangeIs(obj, from, end, t.Size):
-		f.unticket()
+		untick()
 		if from > 0 {
 			return obj, nil // the caller sees it does not continue, and starts over
 		}
@@ -404,7 +421,7 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64, ring func() (*
 		return single()
 	}
 	sg := f.newSegmented(ctx, t.FileID, obj, from, t.Size, file)
-	sg.done = f.unticket
+	sg.done = untick
 	return &apiclient.Object{Body: sg, Length: t.Size - from, Status: 206, ETag: obj.ETag,
 		ContentRange: fmt.Sprintf("bytes %d-%d/%d", from, t.Size-1, t.Size)}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Chunk buffers outlive their Reader, so that a run of many downloads does
@@ -22,11 +23,24 @@ const (
 )
 
 var (
-	fullBufs  = sync.Pool{New: func() any { b := make([]byte, fullBuf); return &b }}
+	fullBufs  = sync.Pool{New: func() any { b := alignedFull(); return &b }}
 	classBufs [nClasses]sync.Pool
 	// outstanding counts the buffers taken and not given back.
 	outstanding atomic.Int64
 )
+
+// plainAlign is the alignment of a whole chunk's plaintext in its buffer:
+// the block size O_DIRECT asks of memory, so that a chunk can be written
+// around the page cache straight from where it was decrypted.
+const plainAlign = 4096
+
+// alignedFull returns a whole chunk's buffer whose plaintext (from byte 64
+// on) starts on a plainAlign boundary.
+func alignedFull() []byte {
+	b := make([]byte, fullBuf+plainAlign)
+	skip := (plainAlign - int(uintptr(unsafe.Pointer(&b[64]))%plainAlign)) % plainAlign
+	return b[skip : skip+fullBuf : skip+fullBuf]
+}
 
 // classOf is the index and size of the class holding buffers of n bytes
 // (ok false: n is too large for any).

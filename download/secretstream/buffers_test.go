@@ -160,3 +160,14 @@ func TestOpenBlobGivesItsBufferBack(t *testing.T) {
 	assert.Equal(t, "metadata", string(got))
 	assert.Equal(t, start, Outstanding())
 }
+
+// A whole chunk's plaintext starts on a 4096-byte boundary in its buffer,
+// so that it can be written around the page cache from where it is.
+func TestAWholeChunksPlaintextIsAligned(t *testing.T) {
+	for range 3 {
+		b := takeBuf(fullBuf)
+		require.Len(t, b, fullBuf)
+		require.Zero(t, uintptr(unsafe.Pointer(&b[64]))%plainAlign)
+		giveBuf(b)
+	}
+}
