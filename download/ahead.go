@@ -4,10 +4,12 @@ import (
 	"encoding"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash"
 	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/secretstream"
@@ -41,10 +43,26 @@ const (
 // a later run to take up with it (or to remove with it).
 func SideFiles(temp string) []string { return []string{temp + aheadSuffix, temp + macsSuffix} }
 
-// openSide opens (creating) a side file of the temp file tmp: a regular
-// file, never through a symlink.
+// openSide opens, creating it, a side file of the temp file tmp: a
+// regular file only, never through a symlink. Anything else at its name (a
+// link, a pipe, an empty folder) is removed first: the temp folder is
+// quak's alone.
 func openSide(tmp *os.File, suffix string) (*os.File, error) {
-	return os.OpenFile(tmp.Name()+suffix, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
+	p := tmp.Name() + suffix
+	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+		if err := os.Remove(p); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		_ = f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(p))
+	}
+	return f, nil
 }
 
 // ringSlots is how many chunks the ring of a Fetcher holds: one for each

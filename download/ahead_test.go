@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,7 +47,6 @@ func (fx *fixture) nextRun(fe *download.Fetcher, f *enteapitest.File, tg downloa
 	require.NoError(fx.t, err)
 	assert.False(fx.t, p.HashMismatch)
 	assert.True(fx.t, bytes.Equal(f.Plaintext(), readPartial(fx.t, p)), "content differs")
-	fx.noTemps()
 	return fx.s.Ranges(route)[before:]
 }
 
@@ -85,6 +85,7 @@ func TestAKillLosesNoChunkDecryptedPastTheLastPoint(t *testing.T) {
 			rp := fx.killedRun(fx.fetcher(), tg)
 			c.damage(t, rp.Temp)
 			assert.Equal(t, []string{rangeFrom(c.from * wire)}, fx.nextRun(fx.fetcher(), f, tg, rp))
+			fx.noTemps()
 		})
 	}
 }
@@ -107,7 +108,7 @@ func flipByte(t *testing.T, path string, at int64) {
 // again; one cut short is asked for its missing bytes only; one whose
 // bytes changed on disk is fetched again.
 func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
-	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short"} {
+	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short", "a link", "a folder"} {
 		t.Run(c, func(t *testing.T) {
 			fx := setup(t)
 			f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 24 << 20, Seed: 12})
@@ -135,12 +136,40 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 			fe.Streams = 2
 			rp := fx.killedRun(fe, tg)
 			want := []string{segs[1], segs[3], segs[4], segs[5]}
+			if c != "a folder" {
+				defer fx.noTemps()
+			}
 			switch c {
 			case "changed on disk":
 				flipByte(t, download.SideFiles(rp.Temp)[0], 2*wire+9) // chunk 2 lies in slot 2 of 3
 				want = append(want, segs[2])
 			case "chunk 3 cut short":
 				want[1] = closedRange(3*seg+1000, 4*seg-1)
+			case "a link":
+				// A ring replaced by a link to a file elsewhere: never written
+				// through; a new ring takes its place.
+				victim := filepath.Join(t.TempDir(), "victim")
+				require.NoError(t, os.WriteFile(victim, []byte("mine"), 0o600))
+				ring := download.SideFiles(rp.Temp)[0]
+				require.NoError(t, os.Remove(ring))
+				require.NoError(t, os.Symlink(victim, ring))
+				want = append(want, segs[2])
+				defer func() {
+					got, err := os.ReadFile(victim)
+					require.NoError(t, err)
+					assert.Equal(t, "mine", string(got))
+				}()
+			case "a folder":
+				// A ring that cannot be had at all: the download comes as one
+				// stream, and ends byte-exact.
+				ring := download.SideFiles(rp.Temp)[0]
+				require.NoError(t, os.Remove(ring))
+				require.NoError(t, os.MkdirAll(filepath.Join(ring, "x"), 0o700))
+				want = []string{rangeFrom(seg)}
+				defer func() { // what it cannot remove is left, to the next run's sweep
+					require.NoError(t, os.RemoveAll(ring))
+					fx.noTemps()
+				}()
 			}
 			fe = fx.multiFetcher()
 			fe.Streams = 2
@@ -173,4 +202,5 @@ func TestChunksInTheRingRightAfterThePointAreTakenUp(t *testing.T) {
 	// Chunks 1 and 2 come from slots 1 and 2; slot 0 was cleared for
 	// chunk 3, which never came.
 	assert.Equal(t, sortedCopy(segs[3:]), sortedCopy(fx.nextRun(fe, f, tg, rp)))
+	fx.noTemps()
 }

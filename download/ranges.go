@@ -376,9 +376,21 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64, rs *resume) (*
 	}
 	// A download whose ring an earlier attempt or run left goes on as
 	// ranges even when every place is taken: what the ring holds is read
-	// only by ranges, and would be fetched again by one stream.
+	// only by ranges, and would be fetched again by one stream. One whose
+	// ring cannot be had comes as one stream.
+	left := rs.ahead != nil
 	ticketed := f.ticket()
-	if !ticketed && rs.ahead == nil {
+	var file *os.File
+	if ticketed || left {
+		var err error
+		if file, err = rs.aheadFile(); err != nil && ticketed {
+			f.unticket()
+		}
+		if err != nil {
+			ticketed, left = false, false
+		}
+	}
+	if !ticketed && !left {
 		// Every multi-stream place is taken: one stream for now, taken over
 		// by several ranges from a chunk's edge once a place frees up, so a
 		// large file started late is not the run's long pole.
@@ -394,11 +406,6 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64, rs *resume) (*
 		if ticketed {
 			f.unticket()
 		}
-	}
-	file, err := rs.aheadFile()
-	if err != nil {
-		untick()
-		return nil, err
 	}
 	end := min(from+WireChunk, t.Size) - 1
 	obj, err := f.limited(ctx)(f.Client.DownloadFileRange(ctx, t.FileID, from, end))
