@@ -53,8 +53,10 @@ func TestKilledDuringADownload(t *testing.T) {
 }
 
 // SIGINT (Ctrl-C) and SIGTERM each stop a run cleanly: the transfer is
-// aborted, its temp file removed, no half file has a final name, and the
-// exit code names the signal.
+// aborted, no half file has a final name, and the exit code names the
+// signal. What the download had is kept in quak's temp area only, and the
+// next run takes it up (asks for the rest), ends byte-exact and leaves no
+// temp file.
 func TestASignalStopsARunCleanly(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -72,8 +74,8 @@ func TestASignalStopsARunCleanly(t *testing.T) {
 			if code, stderr := signalWhenStalled(t, bin, e, s, tc.sig, "backup", dir); code != tc.code {
 				t.Fatalf("exit code %d, want %d; stderr %q", code, tc.code, stderr)
 			}
-			if n := countTemps(t, dir); n != 0 {
-				t.Fatalf("%d temp files left after %s", n, tc.name)
+			if n := countTemps(t, folder.At(dir).Temp()); n != countTemps(t, dir) {
+				t.Fatalf("%d temp files left outside quak's temp area after %s", countTemps(t, dir)-n, tc.name)
 			}
 			// The record says what the exit says.
 			if last, err := folder.At(dir).LastRun(); err != nil || last.ExitCode != tc.code || last.Outcome != folder.OutcomeInterrupted {
@@ -81,6 +83,23 @@ func TestASignalStopsARunCleanly(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(dir, "Videos", "long.mp4")); !os.IsNotExist(err) {
 				t.Fatalf("an interrupted download has a final name: %v", err)
+			}
+			route := fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID)
+			before := len(s.Ranges(route))
+			s.ClearFaults(route)
+			if code, out, errOut := e.run("backup", dir); code != exitOK {
+				t.Fatalf("rerun: code %d\n%s%s", code, out, errOut)
+			}
+			if n := countTemps(t, dir); n != 0 {
+				t.Fatalf("%d temp files left after the rerun", n)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "Videos", "long.mp4")); err != nil || string(b) != string(f.Plaintext()) {
+				t.Fatalf("rerun did not save the file whole: %v", err)
+			}
+			for _, rg := range s.Ranges(route)[before:] {
+				if strings.HasPrefix(rg, "bytes=0-") || rg == "" {
+					t.Fatalf("the rerun started the file over (%q): what the stopped run had was lost", rg)
+				}
 			}
 		})
 	}

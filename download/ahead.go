@@ -44,12 +44,12 @@ const (
 func SideFiles(temp string) []string { return []string{temp + aheadSuffix, temp + macsSuffix} }
 
 // openSide opens, creating it, a side file of the temp file tmp: a
-// regular file only, never through a symlink. Anything else at its name (a
-// link, a pipe, an empty folder) is removed first: the temp folder is
-// quak's alone.
+// regular file of one name only, never through a symlink. Anything else at
+// its name (a symlink, a pipe, an empty folder, another name of some other
+// file) is removed first: the temp folder is quak's alone.
 func openSide(tmp *os.File, suffix string) (*os.File, error) {
 	p := tmp.Name() + suffix
-	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+	if fi, err := os.Lstat(p); err == nil && (!fi.Mode().IsRegular() || !oneName(fi)) {
 		if err := os.Remove(p); err != nil {
 			return nil, err
 		}
@@ -58,7 +58,7 @@ func openSide(tmp *os.File, suffix string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || !oneName(fi) {
 		_ = f.Close()
 		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(p))
 	}
@@ -88,6 +88,16 @@ func clearSlot(ring *os.File, j int64, slots int) error {
 	var rec [slotRecord]byte
 	_, err := ring.WriteAt(rec[:], recordAt(j%int64(slots), slots))
 	return err
+}
+
+// forgetSlot clears the record of chunk j's slot if it still names chunk
+// j (a chunk further on may have taken the slot since).
+func forgetSlot(ring *os.File, j int64, slots int) error {
+	var rec [slotRecord]byte
+	if n, _ := ring.ReadAt(rec[:], recordAt(j%int64(slots), slots)); n != len(rec) || binary.LittleEndian.Uint64(rec[0:]) != uint64(j)+1 {
+		return nil
+	}
+	return clearSlot(ring, j, slots)
 }
 
 // markSlot records that the slot of chunk j holds its first n bytes, with
@@ -164,6 +174,34 @@ func (rs *resume) recorded(chunks int) ([8]byte, bool) {
 	}
 	n, _ := rs.macs.ReadAt(x[:], int64(chunks)*8)
 	return x, n == len(x)
+}
+
+// errKeptBad ends an attempt whose failing chunk came from the ring: its
+// record and CRC held, yet it does not authenticate (another download's
+// ring, bytes written over). The next attempt fetches it again, without
+// the ring. It is transient, as a cut answer is.
+var errKeptBad = fmt.Errorf("a chunk kept on disk does not authenticate: %w", io.ErrUnexpectedEOF)
+
+// ringBody is an answer read, in part, from the ring.
+type ringBody interface {
+	io.Closer
+	fromRing(j int64) bool
+	forgetKept(from int64)
+}
+
+// forgetKept reports whether the chunk r failed on came from the ring of
+// body, whole or in part. If so it stops body and clears the records of
+// the chunks it took from the ring from there on, which the next attempt
+// fetches again; the chunks it fetched itself stay.
+func forgetKept(body io.Reader, r *secretstream.Reader) bool {
+	b, ok := body.(ringBody)
+	cp, _ := r.Checkpoint()
+	if !ok || !b.fromRing(int64(cp.Chunks)) {
+		return false
+	}
+	_ = b.Close() // no worker writes to the ring after
+	b.forgetKept(int64(cp.Chunks))
+	return true
 }
 
 // closeSides closes the side files; remove also deletes them.

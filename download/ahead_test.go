@@ -3,6 +3,8 @@ package download_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
@@ -90,6 +92,13 @@ func TestAKillLosesNoChunkDecryptedPastTheLastPoint(t *testing.T) {
 	}
 }
 
+// fe2 is a fetcher of two ranges at once.
+func fe2(fx *fixture) *download.Fetcher {
+	fe := fx.multiFetcher()
+	fe.Streams = 2
+	return fe
+}
+
 func flipByte(t *testing.T, path string, at int64) {
 	t.Helper()
 	fh, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -108,7 +117,8 @@ func flipByte(t *testing.T, path string, at int64) {
 // again; one cut short is asked for its missing bytes only; one whose
 // bytes changed on disk is fetched again.
 func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
-	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short", "a link", "a folder"} {
+	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short", "a link", "a folder",
+		"changed, its record too", "a hard link to a saved photo"} {
 		t.Run(c, func(t *testing.T) {
 			fx := setup(t)
 			f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 24 << 20, Seed: 12})
@@ -159,6 +169,41 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 					require.NoError(t, err)
 					assert.Equal(t, "mine", string(got))
 				}()
+			case "changed, its record too":
+				// Bytes that pass their record and CRC yet are not the chunk
+				// (another download's ring, say): the chunk fails to
+				// authenticate when read, and is fetched again, not reported
+				// as corrupt.
+				ring := download.SideFiles(rp.Temp)[0]
+				b, err := os.ReadFile(ring)
+				require.NoError(t, err)
+				b[2*wire+100] ^= 1
+				rec := b[3*wire+2*16:]
+				require.Equal(t, uint64(3), binary.LittleEndian.Uint64(rec), "slot 2 holds chunk 2")
+				n := binary.LittleEndian.Uint32(rec[8:])
+				binary.LittleEndian.PutUint32(rec[12:], crc32.Checksum(b[2*wire:2*wire+int64(n)], crc32.MakeTable(crc32.Castagnoli)))
+				require.NoError(t, os.WriteFile(ring, b, 0o600))
+				// The run ends byte-exact, with chunk 2 fetched; which chunks
+				// further on its failed attempt had fetched already, and the
+				// next one fetched again, depends on when it stopped.
+				got := fx.nextRun(fe2(fx), f, tg, rp)
+				for _, s := range segs[1:] {
+					assert.Contains(t, got, s)
+				}
+				return
+			case "a hard link to a saved photo":
+				// Another name of a file quak does not own: never written.
+				saved := filepath.Join(t.TempDir(), "saved.jpg")
+				require.NoError(t, os.WriteFile(saved, []byte("photo"), 0o600))
+				ring := download.SideFiles(rp.Temp)[0]
+				require.NoError(t, os.Remove(ring))
+				require.NoError(t, os.Link(saved, ring))
+				want = append(want, segs[2])
+				defer func() {
+					got, err := os.ReadFile(saved)
+					require.NoError(t, err)
+					assert.True(t, string(got) == "photo", "the photo was written through its other name (%d bytes)", len(got))
+				}()
 			case "a folder":
 				// A ring that cannot be had at all: the download comes as one
 				// stream, and ends byte-exact.
@@ -202,5 +247,30 @@ func TestChunksInTheRingRightAfterThePointAreTakenUp(t *testing.T) {
 	// Chunks 1 and 2 come from slots 1 and 2; slot 0 was cleared for
 	// chunk 3, which never came.
 	assert.Equal(t, sortedCopy(segs[3:]), sortedCopy(fx.nextRun(fe, f, tg, rp)))
+	fx.noTemps()
+}
+
+// Ctrl-C or SIGTERM stops a run; a large download it stopped keeps its
+// bytes and its point for the next run, as a cut does.
+func TestAStoppedRunKeepsItsLargeDownloads(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 24 << 20, Seed: 14})
+	tg := fx.target(f)
+	fx.s.Inject(fx.storeRoute(f), enteapitest.StallAfter(3*wire+10))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-fx.s.Stalled
+		cancel() // the run is stopped while chunk 3 is on its way
+	}()
+	fe := fx.fetcher()
+	fe.SaveAbove = 1
+	var last *download.ResumePoint
+	fe.Save = func(_ int64, rp *download.ResumePoint) { last = rp }
+	_, err := fe.Fetch(ctx, tg, fx.dir)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, last, "the point is kept")
+	assert.Positive(t, last.Chunks) // how many of the three reached the reader before it stopped varies
+	assert.FileExists(t, last.Temp)
+	assert.Equal(t, []string{rangeFrom(last.Offset)}, fx.nextRun(fx.fetcher(), f, tg, last))
 	fx.noTemps()
 }

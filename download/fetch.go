@@ -162,8 +162,9 @@ func (f *Fetcher) Fetch(ctx context.Context, t Target, dir string) (*Partial, er
 }
 
 // fetch runs the retried attempts on rs. A failure a later run can take
-// up (transient, not cancelled, whole chunks kept) is saved for it;
-// otherwise the temp file goes and any recorded point is forgotten.
+// up (transient, or the run stopped by Ctrl-C or SIGTERM; whole chunks
+// kept) is saved for it; otherwise the temp file goes and any recorded
+// point is forgotten.
 func (f *Fetcher) fetch(ctx context.Context, t Target, dir string, rs *resume) (*Partial, error) {
 	var p *Partial
 	err := f.withRetry(ctx, func(ctx context.Context) error {
@@ -172,8 +173,8 @@ func (f *Fetcher) fetch(ctx context.Context, t Target, dir string, rs *resume) (
 		return err
 	})
 	switch {
-	case err != nil && f.Save != nil && rs.active() && retry.Classify(err) == retry.Transient && ctx.Err() == nil:
-		f.save(t, rs) // the next run takes it up from here
+	case err != nil && f.Save != nil && rs.active() && (retry.Classify(err) == retry.Transient || ctx.Err() != nil):
+		f.save(t, rs) // the next run takes it up from here: after a cut, or a stopped run
 		rs.close()
 	case err != nil:
 		rs.drop()
@@ -254,7 +255,11 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 	n, err := copyOut(rs.tmp, base, size, r, h, f.OnBytes)
 	moved = n
 	if err != nil {
-		f.keep(rs, r, h, base+n, err)
+		if errors.Is(err, errs.ErrCorrupted) && forgetKept(obj.Body, r) {
+			// Bytes quak kept on disk, not the server's: fetch them again.
+			err = fmt.Errorf("%w (%s)", errKeptBad, err.Error())
+		}
+		f.keep(rs, r, h, base+n, err, ctx.Err() != nil)
 		return nil, err
 	}
 	p = &Partial{f: rs.tmp, Size: base + n, Hash: h.Sum(nil), resumed: resumed}
@@ -452,17 +457,18 @@ func InTempDir(dir, path string) bool {
 	return filepath.Dir(path) == filepath.Clean(dir) && strings.HasPrefix(filepath.Base(path), durable.TempPrefix)
 }
 
-// openTempFile opens a kept temp file for writing: a regular file, never
+// openTempFile opens a kept temp file for writing: a regular file of one
+// name only (never another name of a file quak does not own), never
 // through a symlink.
 func openTempFile(path string) (*os.File, error) {
-	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() || !oneName(fi) {
+		return nil, fmt.Errorf("%s is not a regular file of its own", filepath.Base(path))
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0) // no window to swap in a symlink
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || !oneName(fi) {
 		_ = f.Close()
 		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
 	}

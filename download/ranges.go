@@ -130,6 +130,20 @@ func (s *segmented) keptChunks() map[int]kept {
 	return out
 }
 
+// fromRing reports whether the object's chunk j was read, whole or in
+// part, from what the ring held before this attempt.
+func (s *segmented) fromRing(j int64) bool { return s.kept[int(j-s.from/WireChunk)].n > 0 }
+
+// forgetKept clears the records of the chunks from the object's chunk j
+// on that the ring held before this attempt. Call it once s is closed.
+func (s *segmented) forgetKept(j int64) {
+	for k := range s.kept {
+		if s.abs(k) >= j {
+			_ = forgetSlot(s.ring, s.abs(k), s.slots)
+		}
+	}
+}
+
 // work fetches chunks in order until none is left or the reader stops.
 func (s *segmented) work() {
 	for {
@@ -534,3 +548,16 @@ func (u *upgrading) try() {
 }
 
 func (u *upgrading) Close() error { return u.body.Close() }
+
+// fromRing is its ranges' fromRing, once it goes on as ranges.
+func (u *upgrading) fromRing(j int64) bool {
+	sg, ok := u.body.(*segmented)
+	return ok && sg.fromRing(j)
+}
+
+// forgetKept is its ranges' forgetKept.
+func (u *upgrading) forgetKept(j int64) {
+	if sg, ok := u.body.(*segmented); ok {
+		sg.forgetKept(j)
+	}
+}

@@ -177,11 +177,12 @@ func (rs *resume) sameObject(obj *apiclient.Object) bool {
 }
 
 // keep records where a cut attempt can be taken up again, or drops the
-// temp file when it cannot: the error is not one a retry may fix, no whole
-// chunk arrived, or the bytes written do not match the checkpoint.
-func (f *Fetcher) keep(rs *resume, r *secretstream.Reader, h hash.Hash, written int64, err error) {
+// temp file when it cannot: the error is not one a retry may fix (a run
+// stopped, by Ctrl-C or SIGTERM, is one a later run may), no whole chunk
+// arrived, or the bytes written do not match the checkpoint.
+func (f *Fetcher) keep(rs *resume, r *secretstream.Reader, h hash.Hash, written int64, err error, stopped bool) {
 	cp, ok := r.Checkpoint()
-	if !ok || rs.whole || retry.Classify(err) != retry.Transient || written != int64(cp.Chunks)*secretstream.ChunkSize {
+	if !ok || rs.whole || !stopped && retry.Classify(err) != retry.Transient || written != int64(cp.Chunks)*secretstream.ChunkSize {
 		rs.drop()
 		return
 	}
