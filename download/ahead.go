@@ -231,37 +231,28 @@ func (rs *resume) openSides() {
 	}
 }
 
-// notLast reports whether the chunk after rs's checkpoint is not the
-// object's last: the roll never takes the last one, so a download taken
-// up always ends on a FINAL chunk read from the wire.
-func (rs *resume) notLast() bool { return rs.cp.Offset+WireChunk < rs.total }
-
 // rollForward takes a download just taken up past its checkpoint over
-// what the temp folder holds (see above), and returns how many chunks it
-// went. It stops before the object's last chunk and at the first one that
-// does not fit.
-func (rs *resume) rollForward(slots int) int {
+// what the temp folder holds (see above), up to the first chunk that does
+// not fit. It never takes the object's last chunk, so a download taken up
+// always ends on a FINAL chunk read from the wire: the MAC log has no entry
+// after a FINAL chunk, and the Stepper opens no FINAL chunk.
+func (rs *resume) rollForward(slots int) {
 	h := keys.NewHash()
 	if h.(encoding.BinaryUnmarshaler).UnmarshalBinary(rs.hash) != nil {
-		return 0
+		return
 	}
 	st := secretstream.NewStepper()
 	defer st.Release()
-	went := 0
-	for rs.notLast() && rs.replayPlain(st, h) {
-		went++
+	for rs.replayPlain(st, h) {
 	}
-	for rs.notLast() && rs.replayAhead(st, h, slots) {
-		went++
+	for rs.replayAhead(st, h, slots) {
 	}
-	if went > 0 {
-		state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
-		if err != nil {
-			return 0 // rs.hash still matches the checkpoint
-		}
-		rs.hash = state
+	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		rs.drop() // the hash no longer matches the point: start over
+		return
 	}
-	return went
+	rs.hash = state
 }
 
 // replayPlain takes the chunk after the checkpoint from the plaintext
