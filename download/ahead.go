@@ -72,6 +72,10 @@ func (f *Fetcher) ringSlots() int { return max(f.Streams, 1) + 1 }
 // slotAt is where chunk j's ciphertext lies in a ring of slots chunks.
 func slotAt(j int64, slots int) int64 { return j % int64(slots) * WireChunk }
 
+// wholeInRing, when a test sets it, hears of each chunk as it is whole in
+// the ring.
+var wholeInRing func(j int64)
+
 // slotRecord is the size of a slot's record: the chunk's index + 1 (0:
 // none), its length and its CRC-32C.
 const slotRecord = 16

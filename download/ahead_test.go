@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,8 +26,12 @@ func (fx *fixture) killedRun(fe *download.Fetcher, tg download.Target) *download
 	fx.t.Helper()
 	var first *download.ResumePoint
 	fe.SaveAbove = 1
+	starts := 0
 	fe.Save = func(_ int64, rp *download.ResumePoint) {
-		if rp != nil && first == nil {
+		switch {
+		case rp != nil && rp.Chunks == 0:
+			starts++ // the point before any chunk, of a download as ranges
+		case rp != nil && first == nil:
 			first = rp
 		}
 	}
@@ -34,6 +39,9 @@ func (fx *fixture) killedRun(fe *download.Fetcher, tg download.Target) *download
 	require.Error(fx.t, err)
 	require.NotNil(fx.t, first)
 	require.Equal(fx.t, 1, first.Chunks, "the first point follows the first chunk")
+	if fe.Streams > 1 {
+		require.Equal(fx.t, 1, starts, "a download as ranges records a point before its first chunk")
+	}
 	return first
 }
 
@@ -272,5 +280,48 @@ func TestAStoppedRunKeepsItsLargeDownloads(t *testing.T) {
 	assert.Positive(t, last.Chunks) // how many of the three reached the reader before it stopped varies
 	assert.FileExists(t, last.Temp)
 	assert.Equal(t, []string{rangeFrom(last.Offset)}, fx.nextRun(fx.fetcher(), f, tg, last))
+	fx.noTemps()
+}
+
+// Issue 31: a download as ranges stopped before its first chunk could be
+// decrypted (eight ranges share the link, so the first chunk is no sooner
+// whole than the others) keeps its ring: the next run asks for the rest of
+// the first chunk and for none of the chunks the ring holds.
+func TestARunStoppedBeforeTheFirstChunkKeepsItsRing(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 24 << 20, Seed: 15})
+	tg := fx.target(f)
+	segs := segments(0, tg.Size)
+	// Chunk 0 is cut after 1,000 bytes and never comes whole this run;
+	// chunks 1 and 2 come whole.
+	fx.s.Inject(fx.storeRoute(f), append([]enteapitest.Fault{enteapitest.CutAfter(1000), enteapitest.Pass(), enteapitest.Pass()},
+		enteapitest.Repeat(enteapitest.Status(502), 60)...)...)
+	whole := make(chan int64, 8)
+	t.Cleanup(download.OnWholeInRing(func(j int64) { whole <- j }))
+	enteapitest.NewGate(t, fx.s, fx.atStore(f), func(g *enteapitest.Gate) {
+		g.Serve(fx.storeKey(f, segs[0]))
+		g.Serve(fx.storeKey(f, segs[1]))
+		g.Serve(fx.storeKey(f, segs[2]))
+		for range 2 { // chunks 1 and 2 are on disk before chunk 0's rest fails
+			select {
+			case <-whole:
+			case <-time.After(enteapitest.GateBound):
+				assert.Fail(t, "chunks 1 and 2 never reached the ring")
+				return
+			}
+		}
+	})
+	fe := fx.multiFetcher()
+	fe.Streams = 2
+	fe.SaveAbove = 1
+	var points []*download.ResumePoint
+	fe.Save = func(_ int64, rp *download.ResumePoint) { points = append(points, rp) }
+	_, err := fe.Fetch(context.Background(), tg, fx.dir)
+	require.Error(t, err)
+	require.NotEmpty(t, points)
+	last := points[len(points)-1]
+	require.NotNil(t, last, "the ring is kept for the next run")
+	assert.Zero(t, last.Chunks)
+	assert.Equal(t, []string{closedRange(1000, seg-1), segs[3], segs[4], segs[5]}, sortedCopy(fx.nextRun(fe2(fx), f, tg, last)))
 	fx.noTemps()
 }

@@ -173,7 +173,7 @@ func (f *Fetcher) fetch(ctx context.Context, t Target, dir string, rs *resume) (
 		return err
 	})
 	switch {
-	case err != nil && f.Save != nil && rs.active() && (retry.Classify(err) == retry.Transient || ctx.Err() != nil):
+	case err != nil && f.Save != nil && rs.kept() && (retry.Classify(err) == retry.Transient || ctx.Err() != nil):
 		f.save(t, rs) // the next run takes it up from here: after a cut, or a stopped run
 		rs.close()
 	case err != nil:
@@ -243,6 +243,7 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume)
 	if !rs.active() {
 		rs.etag, rs.total = obj.ETag, size
 	}
+	f.saveStart(t, rs, obj)
 	h := keys.NewHash()
 	r, err := f.reader(t, rs, obj.Body, size, h)
 	if err != nil {
@@ -309,7 +310,12 @@ func (f *Fetcher) answer(ctx context.Context, t Target, rs *resume) (*apiclient.
 // running hash h.
 func (f *Fetcher) reader(t Target, rs *resume, body io.Reader, size int64, h hash.Hash) (*secretstream.Reader, error) {
 	if !rs.active() {
-		return secretstream.NewReader(t.Key, t.Header, body, size) // into the empty temp file
+		// From byte 0, into the temp file emptied (one kept by a point
+		// before any chunk may hold bytes past it).
+		if err := rs.restart(); err != nil {
+			return nil, err
+		}
+		return secretstream.NewReader(t.Key, t.Header, body, size)
 	}
 	if err := rs.tmp.Truncate(rs.plain); err != nil {
 		return nil, err
@@ -332,7 +338,7 @@ func (f *Fetcher) saveAlong(t Target, rs *resume, r *secretstream.Reader, h hash
 		return
 	}
 	saved, every := rs.cp.Offset, SaveSpacing(size)
-	first := !rs.saved
+	first := true
 	tmp, etag, total := rs.tmp, rs.etag, rs.total
 	r.OnCheckpoint = func(cp secretstream.Checkpoint) {
 		rs.record(cp)
@@ -351,6 +357,28 @@ func (f *Fetcher) saveAlong(t Target, rs *resume, r *secretstream.Reader, h hash
 		rs.saved = true
 		f.save(t, &resume{tmp: tmp, cp: cp, plain: int64(cp.Chunks) * secretstream.ChunkSize, hash: state, etag: etag, total: total})
 	}
+}
+
+// saveStart records a point before any chunk for a large download whose
+// ranges have started to fill its ring, so that a kill before its first
+// chunk is decrypted keeps what the ring holds.
+func (f *Fetcher) saveStart(t Target, rs *resume, obj *apiclient.Object) {
+	if f.Save == nil || f.SaveAbove <= 0 || rs.total <= f.SaveAbove || rs.whole || rs.active() || rs.ahead == nil || rs.saved {
+		return
+	}
+	if _, ok := obj.Body.(ringBody); !ok {
+		return
+	}
+	cp, err := secretstream.Start(t.Key, t.Header)
+	if err != nil {
+		return
+	}
+	state, err := keys.NewHash().(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		return
+	}
+	rs.saved = true
+	f.save(t, &resume{tmp: rs.tmp, cp: cp, hash: state, etag: obj.ETag, total: rs.total})
 }
 
 // copyOut writes r's plaintext to tmp (from offset base, directly to disk

@@ -69,13 +69,17 @@ type segmented struct {
 }
 
 // newSegmented starts workers on the object after its first chunk's
-// answer obj (206, checked), which worker 0 reads.
-func (f *Fetcher) newSegmented(ctx context.Context, id int64, obj *apiclient.Object, from, total int64, ring *os.File) *segmented {
+// answer obj (206, checked), which worker 0 reads: the chunk from its byte
+// first.got on, the ring holding the bytes before (with their CRC-32C).
+func (f *Fetcher) newSegmented(ctx context.Context, id int64, obj *apiclient.Object, from, total int64, ring *os.File, first kept) *segmented {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &segmented{ctx: ctx, cancel: cancel, f: f, id: id, url: obj.URL, etag: obj.ETag, total: total, from: from,
 		count: int((total - from + WireChunk - 1) / WireChunk), ring: ring, slots: f.ringSlots(),
 		ready: map[int]bool{}, failed: map[int]error{}, wake: make(chan struct{}), next: 1}
 	s.kept = s.keptChunks()
+	if first.n > 0 {
+		s.kept[0] = first // read in part from the ring: see fromRing
+	}
 	s.places = make(chan struct{}, s.slots)
 	for range s.slots - 1 {
 		s.places <- struct{}{} // the first chunk holds the last one
@@ -83,7 +87,7 @@ func (f *Fetcher) newSegmented(ctx context.Context, id int64, obj *apiclient.Obj
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.deliver(0, s.fill(0, obj))
+		s.deliver(0, s.fill(obj, first))
 		s.work()
 	}()
 	for range s.slots - 2 {
@@ -107,6 +111,19 @@ func (s *segmented) slot(k int) int64 { return slotAt(s.abs(k), s.slots) }
 
 // abs is chunk k's index in the object.
 func (s *segmented) abs(k int) int64 { return s.from/WireChunk + int64(k) }
+
+// keptFirst is how much of the chunk at from, n bytes, the ring holds in
+// part: taken up from there. One it holds whole was not taken up by the
+// roll forward, so it does not authenticate: fetched again whole.
+func keptFirst(ring *os.File, from, n int64, slots int) kept {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	got, sum := held(ring, from/WireChunk, slots, n, *bp)
+	if got == n {
+		return kept{}
+	}
+	return kept{got, sum}
+}
 
 // kept is how much of a chunk the ring holds, and its CRC-32C.
 type kept struct {
@@ -173,18 +190,21 @@ func (s *segmented) work() {
 	}
 }
 
-// fill writes the first chunk from its answer, which the caller checked.
-func (s *segmented) fill(k int, obj *apiclient.Object) error {
-	if err := clearSlot(s.ring, s.abs(k), s.slots); err != nil {
-		obj.Body.Close()
-		return err
+// fill writes the first chunk from its answer, which the caller checked:
+// from byte first.n of the chunk on, after the bytes the ring held.
+func (s *segmented) fill(obj *apiclient.Object, first kept) error {
+	if first.n == 0 {
+		if err := clearSlot(s.ring, s.abs(0), s.slots); err != nil {
+			obj.Body.Close()
+			return err
+		}
 	}
-	start, end := s.bounds(k)
-	var sum uint32
-	n, err := s.copyIn(obj.Body, k, 0, end+1-start, &sum)
+	start, end := s.bounds(0)
+	sum := first.sum
+	n, err := s.copyIn(obj.Body, 0, first.n, end+1-start-first.n, &sum)
 	obj.Body.Close()
 	if err != nil {
-		return s.rest(k, n, sum)
+		return s.rest(0, first.n+n, sum)
 	}
 	return nil
 }
@@ -207,6 +227,12 @@ func (s *segmented) copyIn(body io.Reader, k int, got, want int64, sum *uint32) 
 			n += int64(m)
 			if werr := markSlot(s.ring, s.abs(k), s.slots, got+n, *sum); werr != nil {
 				return n, werr
+			}
+			if n == want && wholeInRing != nil {
+				start, end := s.bounds(k)
+				if got+n == end+1-start {
+					wholeInRing(s.abs(k))
+				}
 			}
 		}
 		if err != nil {
@@ -422,7 +448,8 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64, rs *resume) (*
 		}
 	}
 	end := min(from+WireChunk, t.Size) - 1
-	obj, err := f.limited(ctx)(f.Client.DownloadFileRange(ctx, t.FileID, from, end))
+	first := keptFirst(file, from, end+1-from, f.ringSlots())
+	obj, err := f.limited(ctx)(f.Client.DownloadFileRange(ctx, t.FileID, from+first.n, end))
 	switch {
 	case err != nil:
 		untick()
@@ -431,17 +458,21 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64, rs *resume) (*
 		untick()
 		f.noRange.Store(true)
 		return obj, nil // the whole object: the caller takes it from byte 0
-	case !rangeIs(obj, from, end, t.Size):
+	case !rangeIs(obj, from+first.n, end, t.Size):
 		untick()
-		if from > 0 {
+		if from > 0 && first.n == 0 {
 			return obj, nil // the caller sees it does not continue, and starts over
+		}
+		if from > 0 {
+			obj.Body.Close()
+			return f.limited(ctx)(f.Client.DownloadFileFrom(ctx, t.FileID, from)) // the caller checks it
 		}
 		// Not the object announced (another size, say): one answer, whose
 		// checks name what is wrong.
 		obj.Body.Close()
 		return single()
 	}
-	sg := f.newSegmented(ctx, t.FileID, obj, from, t.Size, file)
+	sg := f.newSegmented(ctx, t.FileID, obj, from, t.Size, file, first)
 	sg.done = untick
 	return &apiclient.Object{Body: sg, Length: t.Size - from, Status: 206, ETag: obj.ETag,
 		ContentRange: fmt.Sprintf("bytes %d-%d/%d", from, t.Size-1, t.Size)}, nil
@@ -542,7 +573,7 @@ func (u *upgrading) try() {
 		return
 	}
 	u.body.Close()
-	sg := u.f.newSegmented(u.ctx, u.id, obj, u.pos, u.total, file)
+	sg := u.f.newSegmented(u.ctx, u.id, obj, u.pos, u.total, file, kept{})
 	sg.done = u.f.unticket
 	u.body, u.up = sg, true
 }

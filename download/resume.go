@@ -100,7 +100,12 @@ func (rs *resume) load(t Target, dir string) error {
 	}
 	cp := secretstream.Checkpoint{Offset: p.Offset, Chunks: p.Chunks}
 	copy(cp.MACXor[:], p.MACXor)
-	if cp, err = secretstream.Replay(t.Key, t.Header, cp); err != nil {
+	if p.Chunks == 0 && p.Offset == 0 {
+		cp, err = secretstream.Start(t.Key, t.Header) // a point before any chunk: its ring is what it keeps
+	} else {
+		cp, err = secretstream.Replay(t.Key, t.Header, cp)
+	}
+	if err != nil {
 		return err
 	}
 	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
@@ -119,6 +124,10 @@ func removeKept(temp string) {
 		_ = os.Remove(p)
 	}
 }
+
+// kept reports whether an attempt left anything for the next: chunks
+// that authenticated, or a ring.
+func (rs *resume) kept() bool { return rs.tmp != nil && (rs.active() || rs.ahead != nil) }
 
 // active reports whether there is anything to resume from.
 func (rs *resume) active() bool { return rs.tmp != nil && rs.cp.Offset > 0 }
@@ -178,11 +187,20 @@ func (rs *resume) sameObject(obj *apiclient.Object) bool {
 
 // keep records where a cut attempt can be taken up again, or drops the
 // temp file when it cannot: the error is not one a retry may fix (a run
-// stopped, by Ctrl-C or SIGTERM, is one a later run may), no whole chunk
-// arrived, or the bytes written do not match the checkpoint.
+// stopped, by Ctrl-C or SIGTERM, is one a later run may), or the bytes
+// written do not match the checkpoint. With no chunk authenticated yet,
+// only a ring is worth keeping: the download starts from byte 0 again,
+// reading what the ring holds.
 func (f *Fetcher) keep(rs *resume, r *secretstream.Reader, h hash.Hash, written int64, err error, stopped bool) {
+	if rs.whole || !stopped && retry.Classify(err) != retry.Transient {
+		rs.drop()
+		return
+	}
 	cp, ok := r.Checkpoint()
-	if !ok || rs.whole || !stopped && retry.Classify(err) != retry.Transient || written != int64(cp.Chunks)*secretstream.ChunkSize {
+	switch {
+	case !ok && rs.ahead != nil:
+		cp, h, written = secretstream.Checkpoint{}, keys.NewHash(), 0
+	case !ok || written != int64(cp.Chunks)*secretstream.ChunkSize:
 		rs.drop()
 		return
 	}

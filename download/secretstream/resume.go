@@ -44,6 +44,17 @@ func Replay(key, header []byte, cp Checkpoint) (Checkpoint, error) {
 	return cp, nil
 }
 
+// Start is the checkpoint before a stream's first chunk, under the file
+// key and header: a download whose first chunk a former run fetched but
+// never decrypted is taken up from there.
+func Start(key, header []byte) (Checkpoint, error) {
+	st, err := newState(key, header)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	return Checkpoint{k: st.k, nonce: st.nonce}, nil
+}
+
 // Checkpoint returns the point after the last chunk whose plaintext was
 // handed out whole, and false before the first such chunk. A FINAL chunk
 // makes none: a finished stream needs no resuming.

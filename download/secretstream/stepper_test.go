@@ -97,3 +97,23 @@ func TestAStepperTakesNothingButTheNextChunk(t *testing.T) {
 	_, err = s.Reseal(cps[0], 0)
 	assert.Error(t, err)
 }
+
+// Start is where a Reader begins: the first chunk opens from it to the
+// Reader's first checkpoint.
+func TestStartIsBeforeTheFirstChunk(t *testing.T) {
+	key, header, plain, wire, cps := stream(t)
+	start, err := Start(key, header)
+	require.NoError(t, err)
+	assert.Zero(t, start.Chunks)
+	assert.Zero(t, start.Offset)
+	s := NewStepper()
+	defer s.Release()
+	w := ChunkSize + Overhead
+	copy(s.Wire(), wire[:w])
+	got, next, err := s.Open(start, w)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(plain[:ChunkSize], got))
+	assert.Equal(t, cps[0], next)
+	_, err = Start(key[:31], header)
+	assert.Error(t, err)
+}
