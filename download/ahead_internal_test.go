@@ -55,3 +55,23 @@ func TestARingSlotsRecord(t *testing.T) {
 	n, _ = held(ring, 4, slots, 5000, buf)
 	assert.Zero(t, n, "cleared for the next chunk")
 }
+
+// A chunk's record is forgotten only while it still names that chunk: one
+// further on that took the slot since keeps its own.
+func TestForgettingAChunkLeavesTheSlotsNextChunk(t *testing.T) {
+	ring, err := os.Create(filepath.Join(t.TempDir(), "r"))
+	require.NoError(t, err)
+	defer func() { _ = ring.Close() }()
+	const slots = 3
+	data := []byte("chunk seven")
+	_, err = ring.WriteAt(data, slotAt(7, slots))
+	require.NoError(t, err)
+	require.NoError(t, markSlot(ring, 7, slots, int64(len(data)), crc32.Checksum(data, castagnoli)))
+	buf := make([]byte, 64)
+	require.NoError(t, forgetSlot(ring, 4, slots)) // chunk 4 had slot 1 before chunk 7
+	n, _ := held(ring, 7, slots, int64(len(data)), buf)
+	assert.Equal(t, int64(len(data)), n, "chunk 7's record stays")
+	require.NoError(t, forgetSlot(ring, 7, slots))
+	n, _ = held(ring, 7, slots, int64(len(data)), buf)
+	assert.Zero(t, n, "forgotten")
+}

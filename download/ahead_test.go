@@ -16,6 +16,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/errs"
 )
 
 // killedRun runs fe on tg until it fails for this run, and returns the
@@ -125,7 +126,7 @@ func flipByte(t *testing.T, path string, at int64) {
 // again; one cut short is asked for its missing bytes only; one whose
 // bytes changed on disk is fetched again.
 func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
-	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short", "a link", "a folder",
+	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short", "chunk 1 cut short", "a link", "a folder",
 		"changed, its record too", "a hard link to a saved photo"} {
 		t.Run(c, func(t *testing.T) {
 			fx := setup(t)
@@ -135,7 +136,7 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 			// Chunks 0 and 2 arrive (and 1,000 bytes of chunk 3, if cut); the
 			// range of chunk 1 never does, nor any after, for this run.
 			faults := []enteapitest.Fault{enteapitest.Pass(), enteapitest.Pass()}
-			if c == "chunk 3 cut short" {
+			if c == "chunk 3 cut short" || c == "chunk 1 cut short" {
 				faults = append(faults, enteapitest.CutAfter(1000))
 			}
 			fx.s.Inject(fx.storeRoute(f), append(faults, enteapitest.Repeat(enteapitest.Status(502), 60)...)...)
@@ -146,9 +147,13 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 					g.Serve(fx.storeKey(f, segs[3]))
 				}
 				// Chunk 2's worker asks for chunk 3 only once chunk 2 is on
-				// disk, whole, and its slot's record says so; chunk 3's asks
-				// for its rest only once its first bytes are.
+				// disk, whole, and its slot's record says so; a cut chunk's
+				// asks for its rest only once its first bytes are.
 				g.Await(2)
+				if c == "chunk 1 cut short" {
+					g.Serve(fx.storeKey(f, segs[1]))
+					g.Await(2)
+				}
 			})
 			fe := fx.multiFetcher()
 			fe.Streams = 2
@@ -163,6 +168,9 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 				want = append(want, segs[2])
 			case "chunk 3 cut short":
 				want[1] = closedRange(3*seg+1000, 4*seg-1)
+			case "chunk 1 cut short":
+				// The next run starts at chunk 1, from where it was cut.
+				want[0] = closedRange(seg+1000, 2*seg-1)
 			case "a link":
 				// A ring replaced by a link to a file elsewhere: never written
 				// through; a new ring takes its place.
@@ -323,5 +331,23 @@ func TestARunStoppedBeforeTheFirstChunkKeepsItsRing(t *testing.T) {
 	require.NotNil(t, last, "the ring is kept for the next run")
 	assert.Zero(t, last.Chunks)
 	assert.Equal(t, []string{closedRange(1000, seg-1), segs[3], segs[4], segs[5]}, sortedCopy(fx.nextRun(fe2(fx), f, tg, last)))
+	fx.noTemps()
+}
+
+// A chunk the server sends damaged is still damage on the server when it
+// comes as a range: reported at once, not taken for bytes kept on disk.
+func TestADamagedRangeIsStillCorruption(t *testing.T) {
+	fx := setup(t)
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 24 << 20, Seed: 16})
+	segs := segments(0, fx.target(f).Size)
+	enteapitest.NewGate(t, fx.s, fx.atStore(f), func(g *enteapitest.Gate) {
+		g.Serve(fx.storeKey(f, segs[0]))
+	})
+	fx.s.Inject(fx.storeRoute(f), enteapitest.Pass(), enteapitest.FlipAt(100))
+	fe := fx.multiFetcher()
+	fe.Streams = 2
+	_, err := fe.Fetch(context.Background(), fx.target(f), fx.dir)
+	require.ErrorIs(t, err, errs.ErrCorrupted)
+	assert.Equal(t, 1, fx.s.Requests(apiRoute(f)), "one attempt: damage is not retried")
 	fx.noTemps()
 }

@@ -127,26 +127,33 @@ func TestAKillAtTheMiddleRefetchesAtMost60Percent(t *testing.T) {
 	}
 }
 
-// Only downloads larger than SaveAbove keep points as they go; none when
-// SaveAbove is not set.
+// Only downloads larger than SaveAbove keep points as they go, whether
+// they come as one stream or as ranges (whose first point is before their
+// first chunk); none when SaveAbove is not set.
 func TestResumePointsOnlyAboveTheThreshold(t *testing.T) {
 	fx := setup(t)
-	f := fx.album.AddFile(enteapitest.FileSpec{Title: "v.mp4", Size: 9 << 20, Seed: 6})
-	for _, c := range []struct {
-		above int64
-		want  bool
-	}{{0, false}, {secretstream.CiphertextSize(9 << 20), false}, {secretstream.CiphertextSize(9<<20) - 1, true}} {
-		fe := fx.fetcher()
-		points := 0
-		fe.Save = func(_ int64, rp *download.ResumePoint) {
-			if rp != nil {
-				points++
+	const size = 20 << 20
+	f := fx.album.AddFile(enteapitest.FileSpec{Title: "v.mp4", Size: size, Seed: 6})
+	for _, ranges := range []bool{false, true} {
+		for _, c := range []struct {
+			above int64
+			want  bool
+		}{{0, false}, {secretstream.CiphertextSize(size), false}, {secretstream.CiphertextSize(size) - 1, true}} {
+			fe := fx.fetcher()
+			if ranges {
+				fe = fx.multiFetcher()
 			}
+			points := 0
+			fe.Save = func(_ int64, rp *download.ResumePoint) {
+				if rp != nil {
+					points++
+				}
+			}
+			fe.SaveAbove = c.above
+			p, err := fe.Fetch(context.Background(), fx.target(f), fx.dir)
+			require.NoError(t, err)
+			p.Discard()
+			assert.Equal(t, c.want, points > 0, "ranges %v, SaveAbove %d: %d points", ranges, c.above, points)
 		}
-		fe.SaveAbove = c.above
-		p, err := fe.Fetch(context.Background(), fx.target(f), fx.dir)
-		require.NoError(t, err)
-		p.Discard()
-		assert.Equal(t, c.want, points > 0, "SaveAbove %d: %d points", c.above, points)
 	}
 }
