@@ -47,11 +47,12 @@ func (fx *fixture) killedRun(fe *download.Fetcher, tg download.Target) *download
 }
 
 // nextRun takes tg up at rp, and returns the ranges it asked the store for.
-func (fx *fixture) nextRun(fe *download.Fetcher, f *enteapitest.File, tg download.Target, rp *download.ResumePoint) []string {
+func (fx *fixture) nextRun(fe *download.Fetcher, f *enteapitest.File, tg download.Target, rp *download.ResumePoint, faults ...enteapitest.Fault) []string {
 	fx.t.Helper()
 	route := fx.storeRoute(f)
 	before := len(fx.s.Ranges(route))
 	fx.s.ClearFaults(route)
+	fx.s.Inject(route, faults...)
 	fe.Save = func(int64, *download.ResumePoint) {}
 	tg.Resume = rp
 	p, err := fe.Fetch(context.Background(), tg, fx.dir)
@@ -126,7 +127,8 @@ func flipByte(t *testing.T, path string, at int64) {
 // again; one cut short is asked for its missing bytes only; one whose
 // bytes changed on disk is fetched again.
 func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
-	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short", "chunk 1 cut short", "a link", "a folder",
+	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short", "chunk 1 cut short", "its rest refused",
+		"every place taken", "every place and every extra taken", "a link", "a folder",
 		"changed, its record too", "a hard link to a saved photo"} {
 		t.Run(c, func(t *testing.T) {
 			fx := setup(t)
@@ -136,7 +138,7 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 			// Chunks 0 and 2 arrive (and 1,000 bytes of chunk 3, if cut); the
 			// range of chunk 1 never does, nor any after, for this run.
 			faults := []enteapitest.Fault{enteapitest.Pass(), enteapitest.Pass()}
-			if c == "chunk 3 cut short" || c == "chunk 1 cut short" {
+			if c == "chunk 3 cut short" || c == "chunk 1 cut short" || c == "its rest refused" {
 				faults = append(faults, enteapitest.CutAfter(1000))
 			}
 			fx.s.Inject(fx.storeRoute(f), append(faults, enteapitest.Repeat(enteapitest.Status(502), 60)...)...)
@@ -150,7 +152,7 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 				// disk, whole, and its slot's record says so; a cut chunk's
 				// asks for its rest only once its first bytes are.
 				g.Await(2)
-				if c == "chunk 1 cut short" {
+				if c == "chunk 1 cut short" || c == "its rest refused" {
 					g.Serve(fx.storeKey(f, segs[1]))
 					g.Await(2)
 				}
@@ -171,6 +173,24 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 			case "chunk 1 cut short":
 				// The next run starts at chunk 1, from where it was cut.
 				want[0] = closedRange(seg+1000, 2*seg-1)
+			case "every place taken":
+				// Files in flight as ranges hold every place: a download
+				// whose ring was left takes one beside them.
+				fe := fe2(fx)
+				download.TakePlaces(fe, download.MultiStreamFiles, 0)
+				assert.Equal(t, sortedCopy(want), sortedCopy(fx.nextRun(fe, f, tg, rp)))
+				return
+			case "every place and every extra taken":
+				// No more than twice the places: one stream then.
+				fe := fe2(fx)
+				download.TakePlaces(fe, download.MultiStreamFiles, download.MultiStreamFiles)
+				assert.Equal(t, []string{rangeFrom(seg)}, fx.nextRun(fe, f, tg, rp))
+				return
+			case "its rest refused":
+				// A store that refuses the rest (416, not logged) is asked
+				// for the whole chunk.
+				assert.Equal(t, sortedCopy(want), sortedCopy(fx.nextRun(fe2(fx), f, tg, rp, enteapitest.Status(416))))
+				return
 			case "a link":
 				// A ring replaced by a link to a file elsewhere: never written
 				// through; a new ring takes its place.

@@ -6,3 +6,18 @@ func OnWholeInRing(fn func(j int64)) (undo func()) {
 	wholeInRing = fn
 	return func() { wholeInRing = nil }
 }
+
+// TakePlaces takes n of f's multi-stream places and extras of the places
+// beside them, as files in flight as ranges would.
+func TakePlaces(f *Fetcher, n, extras int) {
+	for range n {
+		if !f.ticket() {
+			panic("no place left")
+		}
+	}
+	for range extras {
+		if !f.extra() {
+			panic("no extra place left")
+		}
+	}
+}

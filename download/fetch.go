@@ -108,6 +108,7 @@ type Fetcher struct {
 	noRange   atomic.Bool // the store answered a Range with the whole object
 	multiOnce sync.Once
 	multi     chan struct{}
+	extras    chan struct{} // places for downloads whose ring was left over
 }
 
 // OverloadAttempts is how many 429 or 503 answers a file absorbs beyond

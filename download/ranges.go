@@ -414,23 +414,23 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64, rs *resume) (*
 	if f.Streams < 2 || t.Size < 0 || t.Size-from <= f.streamAbove() || f.noRange.Load() {
 		return single()
 	}
-	// A download whose ring an earlier attempt or run left goes on as
-	// ranges even when every place is taken: what the ring holds is read
-	// only by ranges, and would be fetched again by one stream. One whose
-	// ring cannot be had comes as one stream.
-	left := rs.ahead != nil
-	ticketed := f.ticket()
+	// A download whose ring an earlier attempt or run left may take one of
+	// as many places again beside them when every place is taken: what
+	// the ring holds is read only by ranges, and would be fetched again by
+	// one stream. One whose ring cannot be had comes as one stream.
+	release, ticketed := f.unticket, f.ticket()
+	if !ticketed && rs.ahead != nil {
+		release, ticketed = f.unextra, f.extra()
+	}
 	var file *os.File
-	if ticketed || left {
+	if ticketed {
 		var err error
-		if file, err = rs.aheadFile(); err != nil && ticketed {
-			f.unticket()
-		}
-		if err != nil {
-			ticketed, left = false, false
+		if file, err = rs.aheadFile(); err != nil {
+			release()
+			ticketed = false
 		}
 	}
-	if !ticketed && !left {
+	if !ticketed {
 		// Every multi-stream place is taken: one stream for now, taken over
 		// by several ranges from a chunk's edge once a place frees up, so a
 		// large file started late is not the run's long pole.
@@ -442,14 +442,14 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64, rs *resume) (*
 		}
 		return obj, err
 	}
-	untick := func() {
-		if ticketed {
-			f.unticket()
-		}
-	}
+	untick := release
 	end := min(from+WireChunk, t.Size) - 1
 	first := keptFirst(file, from, end+1-from, f.ringSlots())
 	obj, err := f.limited(ctx)(f.Client.DownloadFileRange(ctx, t.FileID, from+first.n, end))
+	if ae := (*errs.ApiError)(nil); first.n > 0 && errors.As(err, &ae) && ae.Status == 416 {
+		first = kept{} // the rest of the chunk refused: the whole chunk, then
+		obj, err = f.limited(ctx)(f.Client.DownloadFileRange(ctx, t.FileID, from, end))
+	}
 	switch {
 	case err != nil:
 		untick()
@@ -493,17 +493,35 @@ func (f *Fetcher) streamAbove() int64 {
 }
 
 // ticket takes one of the MultiStreamFiles places, if one is free.
-func (f *Fetcher) ticket() bool {
-	f.multiOnce.Do(func() { f.multi = make(chan struct{}, f.multiFiles()) })
+func (f *Fetcher) ticket() bool { return take(f.places().multi) }
+
+func (f *Fetcher) unticket() { <-f.places().multi }
+
+// extra takes one of the places beside them kept for downloads whose ring
+// was left over, if one is free: at most twice MultiStreamFiles files come
+// as ranges at once.
+func (f *Fetcher) extra() bool { return take(f.places().extras) }
+
+func (f *Fetcher) unextra() { <-f.places().extras }
+
+// places are the Fetcher's multi-stream places, made on first use.
+func (f *Fetcher) places() *Fetcher {
+	f.multiOnce.Do(func() {
+		f.multi = make(chan struct{}, f.multiFiles())
+		f.extras = make(chan struct{}, f.multiFiles())
+	})
+	return f
+}
+
+// take takes a place of c, if one is free.
+func take(c chan struct{}) bool {
 	select {
-	case f.multi <- struct{}{}:
+	case c <- struct{}{}:
 		return true
 	default:
 		return false
 	}
 }
-
-func (f *Fetcher) unticket() { <-f.multi }
 
 // upgrading reads one stream of an object and, at a chunk's edge, when a
 // multi-stream place has come free and enough is left, goes on with

@@ -3,6 +3,7 @@ package backup
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
@@ -27,12 +28,27 @@ func (l *lister) checkSpace(ctx context.Context, albums map[int64]*catalog.Album
 	if err != nil {
 		return nil //nolint:nilerr // an unknown free space is no reason to refuse
 	}
+	free += heldIn(l.tmp)
 	if margin := spaceMargin(need); need+margin > free {
 		return &DirError{Dir: l.o.Dir, Reason: fmt.Sprintf(
 			"needs %s for what is new (and %s to spare), but its file system has %s free; the largest is file %d in album %q (%s, as the server announces it)",
 			BytesText(need), BytesText(margin), BytesText(free), big.id, big.album, BytesText(big.size)), Kind: folder.DirNoSpace}
 	}
 	return nil
+}
+
+// heldIn is what quak's temp folder dir holds when a run starts: the
+// partial downloads it takes up and their side files. Each becomes part of
+// its file or is removed, so it is room for the run, not room taken.
+func heldIn(dir string) int64 {
+	entries, _ := os.ReadDir(dir)
+	var n int64
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 // largest is the biggest file a plan would download, named in a refusal.

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/download/folder"
 )
 
@@ -89,6 +90,21 @@ func TestTooLittleSpaceStopsBeforeAnyDownload(t *testing.T) {
 	sum, err = Run(context.Background(), o)
 	require.NoError(t, err)
 	assert.Equal(t, 3, sum.New)
+}
+
+// The partial downloads a run takes up are room for it, not room taken:
+// a run stopped with large downloads half done is not refused for the
+// space they hold.
+func TestKeptPartialsCountAsRoom(t *testing.T) {
+	e := newEnv(t)
+	f, route, o := cutLarge(e) // 8 MiB of a 24 MiB file kept
+	need := secretstream.CiphertextSize(24 << 20)
+	o.FreeSpace = func(string) (int64, error) { return need + spaceMargin(need) - 4<<20, nil }
+	e.s.ClearFaults(route)
+	sum, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.New)
+	e.same("Videos/long.mp4", f.Plaintext())
 }
 
 // A full disk found mid-run stops the run at once: one error, not a
