@@ -205,7 +205,7 @@ func (l *lister) skip(sf *state.File, raw *apiclient.File, a *catalog.Album, it 
 	rec := record(it, sf)
 	rec.Status, rec.Error, rec.Meta = state.Skipped, "", it.Meta
 	pend(rec, raw)
-	l.tally.did(it.FileID, func(s *Summary) { s.Skipped++ })
+	l.tally.count(func(s *Summary) { s.Skipped++ }) // not touched: a partial download of it is not needed
 	l.emit(Event{Kind: FileSkipped, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: a.ID})
 	return rec
 }

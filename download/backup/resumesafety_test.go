@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -116,6 +117,21 @@ func TestAStaleResumeRemovesOnlyItsOwnTempFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, e.resumesLeft(t))
 	assert.True(t, e.exists("Videos/"+durable.TempPrefix+"mine"), "a stale point removed a file outside the temp area")
+}
+
+// A file the filters leave out is not needed by the run either: its
+// partial download and its side files go at the end of a complete run.
+func TestAPartialOfAFileLeftOutGoes(t *testing.T) {
+	e := newEnv(t)
+	_, _, o := cutLarge(e)
+	require.NotEmpty(t, e.keptParts())
+	o.Filter.Until = time.Date(1971, 1, 1, 0, 0, 0, 0, time.UTC) // every file is newer
+	sum, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Zero(t, sum.New, "left out")
+	assert.False(t, e.exists("Videos/long.mp4"))
+	assert.Zero(t, e.resumesLeft(t))
+	e.noTemps()
 }
 
 // (the state of one file, read without the lock)
