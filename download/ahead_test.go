@@ -127,7 +127,7 @@ func flipByte(t *testing.T, path string, at int64) {
 // again; one cut short is asked for its missing bytes only; one whose
 // bytes changed on disk is fetched again.
 func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
-	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short", "chunk 1 cut short", "its rest refused",
+	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short", "chunk 1 cut short", "its rest refused", "its rest shifted",
 		"every place taken", "every place and every extra taken", "a link", "a folder",
 		"changed, its record too", "a hard link to a saved photo"} {
 		t.Run(c, func(t *testing.T) {
@@ -138,7 +138,7 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 			// Chunks 0 and 2 arrive (and 1,000 bytes of chunk 3, if cut); the
 			// range of chunk 1 never does, nor any after, for this run.
 			faults := []enteapitest.Fault{enteapitest.Pass(), enteapitest.Pass()}
-			if c == "chunk 3 cut short" || c == "chunk 1 cut short" || c == "its rest refused" {
+			if c == "chunk 3 cut short" || c == "chunk 1 cut short" || c == "its rest refused" || c == "its rest shifted" {
 				faults = append(faults, enteapitest.CutAfter(1000))
 			}
 			fx.s.Inject(fx.storeRoute(f), append(faults, enteapitest.Repeat(enteapitest.Status(502), 60)...)...)
@@ -152,7 +152,7 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 				// disk, whole, and its slot's record says so; a cut chunk's
 				// asks for its rest only once its first bytes are.
 				g.Await(2)
-				if c == "chunk 1 cut short" || c == "its rest refused" {
+				if c == "chunk 1 cut short" || c == "its rest refused" || c == "its rest shifted" {
 					g.Serve(fx.storeKey(f, segs[1]))
 					g.Await(2)
 				}
@@ -185,6 +185,13 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 				fe := fe2(fx)
 				download.TakePlaces(fe, download.MultiStreamFiles, download.MultiStreamFiles)
 				assert.Equal(t, []string{rangeFrom(seg)}, fx.nextRun(fe, f, tg, rp))
+				return
+			case "its rest shifted":
+				// A store that answers the rest with other bytes: never
+				// spliced; the file goes on as one stream from the chunk,
+				// checked as any answer is.
+				assert.Equal(t, []string{closedRange(seg+1100, 2*seg+99), rangeFrom(seg)}, // the store logs the shifted range
+					fx.nextRun(fe2(fx), f, tg, rp, enteapitest.ShiftRange(100)))
 				return
 			case "its rest refused":
 				// A store that refuses the rest (416, not logged) is asked
