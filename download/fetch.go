@@ -13,8 +13,6 @@ import (
 	"hash"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -426,52 +424,6 @@ func hashEqual(want string, got []byte) bool {
 	return err == nil && bytes.Equal(w, got)
 }
 
-// HashOf is Ente's content hash (BLAKE2b-512) of everything r yields.
-func HashOf(r io.Reader) ([]byte, error) {
-	h := keys.NewHash()
-	if _, err := io.Copy(h, r); err != nil {
-		return nil, err
-	}
-	return h.Sum(nil), nil
-}
-
-// HashFileContext is HashFile, stopping when ctx ends: hashing a long
-// file ends with the run.
-func HashFileContext(ctx context.Context, path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	return HashOf(ContextReader(ctx, f))
-}
-
-// ContextReader reads r until ctx ends, then answers ctx's error: a long
-// copy or hash stops with the run.
-func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
-// HashFile is Ente's content hash of the file at path.
-func HashFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	return HashOf(f)
-}
-
 // Commit gives the file its final name and mode (see durable.Temp.Commit).
 func (p *Partial) Commit(final string, mode os.FileMode, mtime time.Time) error {
 	return durable.Wrap(p.f).Commit(final, mode, mtime)
@@ -479,57 +431,3 @@ func (p *Partial) Commit(final string, mode os.FileMode, mtime time.Time) error 
 
 // Discard removes the temp file.
 func (p *Partial) Discard() { durable.Wrap(p.f).Discard() }
-
-// InTempDir reports whether path names a file directly in the temp folder
-// dir, by a name quak gives temp files.
-func InTempDir(dir, path string) bool {
-	return filepath.Dir(path) == filepath.Clean(dir) && strings.HasPrefix(filepath.Base(path), durable.TempPrefix)
-}
-
-// openTempFile opens a kept temp file for writing: a regular file of one
-// name only (never another name of a file quak does not own), never
-// through a symlink.
-func openTempFile(path string) (*os.File, error) {
-	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() || !oneName(fi) {
-		return nil, fmt.Errorf("%s is not a regular file of its own", filepath.Base(path))
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0) // no window to swap in a symlink
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || !oneName(fi) {
-		_ = f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
-	}
-	return f, nil
-}
-
-// RemoveLeftovers empties the temp folder dir of what interrupted runs
-// left, but the paths in keep (downloads a later run takes up), and
-// returns how many entries it removed. It looks nowhere else: outside
-// dir, a name is never a reason to delete a file; a dir that is a symbolic
-// link is refused, not followed.
-func RemoveLeftovers(dir string, keep map[string]bool) (int, error) {
-	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
-		return 0, fmt.Errorf("temp area %s is not a folder (a symbolic link?): not swept", dir)
-	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		if keep[p] {
-			continue
-		}
-		if err := os.RemoveAll(p); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
-}
