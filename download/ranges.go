@@ -400,8 +400,9 @@ func (s *segmented) Close() error {
 }
 
 // open asks for t's ciphertext from byte from on: as several ranges at
-// once when the file is large enough, the store honours Range and fewer
-// than MultiStreamFiles files stream so already; else as one answer. A
+// once, into rs's ring, when the file is large enough, the store honours
+// Range and a place is free (one of MultiStreamFiles, or for a download
+// whose ring was left over one as many again); else as one answer. A
 // store that ignores Range is remembered, and asked for whole objects
 // from then on.
 func (f *Fetcher) open(ctx context.Context, t Target, from int64, rs *resume) (*apiclient.Object, error) {
