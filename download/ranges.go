@@ -406,36 +406,15 @@ func (s *segmented) Close() error {
 // store that ignores Range is remembered, and asked for whole objects
 // from then on.
 func (f *Fetcher) open(ctx context.Context, t Target, from int64, rs *resume) (*apiclient.Object, error) {
-	single := func() (*apiclient.Object, error) {
-		if from > 0 {
-			return f.limited(ctx)(f.Client.DownloadFileFrom(ctx, t.FileID, from))
-		}
-		return f.limited(ctx)(f.Client.DownloadFile(ctx, t.FileID))
-	}
 	if f.Streams < 2 || t.Size < 0 || t.Size-from <= f.streamAbove() || f.noRange.Load() {
-		return single()
+		return f.single(ctx, t, from)
 	}
-	// A download whose ring an earlier attempt or run left may take one of
-	// as many places again beside them when every place is taken: what
-	// the ring holds is read only by ranges, and would be fetched again by
-	// one stream. One whose ring cannot be had comes as one stream.
-	release, ticketed := f.unticket, f.ticket()
-	if !ticketed && rs.ahead != nil {
-		release, ticketed = f.unextra, f.extra()
-	}
-	var file *os.File
-	if ticketed {
-		var err error
-		if file, err = rs.aheadFile(); err != nil {
-			release()
-			ticketed = false
-		}
-	}
-	if !ticketed {
+	file, release := f.place(rs)
+	if file == nil {
 		// Every multi-stream place is taken: one stream for now, taken over
 		// by several ranges from a chunk's edge once a place frees up, so a
 		// large file started late is not the run's long pole.
-		obj, err := single()
+		obj, err := f.single(ctx, t, from)
 		if err == nil && (from == 0 && obj.Status == 200 && obj.Length == t.Size ||
 			from > 0 && rangeIs(obj, from, t.Size-1, t.Size)) {
 			obj.Body = &upgrading{f: f, ctx: ctx, id: t.FileID, body: obj.Body, url: obj.URL, etag: obj.ETag,
@@ -443,7 +422,43 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64, rs *resume) (*
 		}
 		return obj, err
 	}
-	untick := release
+	return f.ranges(ctx, t, from, file, release)
+}
+
+// single asks for t's ciphertext from byte from on as one answer.
+func (f *Fetcher) single(ctx context.Context, t Target, from int64) (*apiclient.Object, error) {
+	if from > 0 {
+		return f.limited(ctx)(f.Client.DownloadFileFrom(ctx, t.FileID, from))
+	}
+	return f.limited(ctx)(f.Client.DownloadFile(ctx, t.FileID))
+}
+
+// place takes a multi-stream place and the ring for a download, and
+// returns the ring and how to give the place back; nil when no place is
+// free or the ring cannot be had. A download whose ring an earlier
+// attempt or run left may take one of as many places again beside them
+// when every place is taken: what the ring holds is read only by ranges,
+// and would be fetched again by one stream.
+func (f *Fetcher) place(rs *resume) (*os.File, func()) {
+	release, ticketed := f.unticket, f.ticket()
+	if !ticketed && rs.ahead != nil {
+		release, ticketed = f.unextra, f.extra()
+	}
+	if !ticketed {
+		return nil, nil
+	}
+	file, err := rs.aheadFile()
+	if err != nil {
+		release()
+		return nil, nil
+	}
+	return file, release
+}
+
+// ranges asks for t's ciphertext from byte from on as several ranges into
+// the ring file, holding a place it gives back through untick when the
+// download ends or does not go on as ranges.
+func (f *Fetcher) ranges(ctx context.Context, t Target, from int64, file *os.File, untick func()) (*apiclient.Object, error) {
 	end := min(from+WireChunk, t.Size) - 1
 	first := keptFirst(file, from, end+1-from, f.ringSlots())
 	obj, err := f.limited(ctx)(f.Client.DownloadFileRange(ctx, t.FileID, from+first.n, end))
@@ -471,7 +486,7 @@ func (f *Fetcher) open(ctx context.Context, t Target, from int64, rs *resume) (*
 		// Not the object announced (another size, say): one answer, whose
 		// checks name what is wrong.
 		obj.Body.Close()
-		return single()
+		return f.single(ctx, t, from)
 	}
 	sg := f.newSegmented(ctx, t.FileID, obj, from, t.Size, file, first)
 	sg.done = untick

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download/state"
+	"github.com/quak-photos/quak/download/folder"
 )
 
 // damagedBackup is a backup of 60 files in three albums, every fifth also
@@ -300,7 +300,7 @@ func TestACancelledRunJudgesNothingReadMeanwhile(t *testing.T) {
 		assert.Equal(t, int64(20), sum.Bytes)
 		assert.Empty(t, reported)
 	})
-	st, err := state.OpenReadOnly(filepath.Join(fx.dir, ".quak", "state.db"))
+	st, err := folder.At(fx.dir).OpenStateReadOnly()
 	require.NoError(t, err)
 	defer func() { _ = st.Close() }()
 	when, err := st.Verified()

@@ -338,7 +338,7 @@ func TestAFileWithoutAHashIsOnlyCheckedToBeThere(t *testing.T) {
 	f := fx.u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "live.heic", FileType: 2,
 		Data: enteapitest.LivePhoto("heic", []byte("image"), "mov", []byte("video"))})
 	fx.backup(t)
-	st, err := state.Open(filepath.Join(fx.dir, ".quak", "state.db"))
+	st, err := folder.At(fx.dir).OpenState()
 	require.NoError(t, err)
 	rec, err := st.File(f.ID)
 	require.NoError(t, err)
@@ -366,7 +366,7 @@ func TestACopyWithMorePartsThanTheFirst(t *testing.T) {
 	b.Add(f)
 	fx.backup(t)
 	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "B", "x.mov"), []byte("old part"), 0o644))
-	st, err := state.Open(filepath.Join(fx.dir, ".quak", "state.db"))
+	st, err := folder.At(fx.dir).OpenState()
 	require.NoError(t, err)
 	rec, err := st.File(f.ID)
 	require.NoError(t, err)
