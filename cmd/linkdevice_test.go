@@ -90,18 +90,11 @@ func (w *credentialWire) jwts() int {
 // same link again on the same server, a run sends both (no password asked,
 // no new device token); given another link, it sends neither.
 func TestBackupLinkReusesKeptTokensOnlyForTheSameLink(t *testing.T) {
-	e, s, a, dir := linkSetup(t)
-	l := a.ShareLink(enteapitest.LinkOptions{Password: "open sesame"})
-	code, _, errOut := e.run("backup", "--link-file", linkFile(t, l), "--password-file", passwordFile(t, "open sesame", 0o600),
-		"--endpoint", s.URL(), dir)
-	require.Equal(t, exitOK, code, errOut)
-	kept := keptLink(t, dir)
-	require.NotEmpty(t, kept.JWT)
-	require.NotEmpty(t, kept.DeviceToken)
+	e, s, a, l, dir, kept := linkedWithPassword(t)
 	n, verified := len(l.Reads()), s.Requests("POST /public-collection/verify-password")
 	require.Equal(t, 1, verified)
 
-	code, _, errOut = e.run("backup", "--link-file", linkFile(t, l), "--endpoint", s.URL()+"/", dir) // no --password-file, no terminal
+	code, _, errOut := e.run("backup", "--link-file", linkFile(t, l), "--endpoint", s.URL()+"/", dir) // no --password-file, no terminal
 	require.Equal(t, exitOK, code, "the kept password token is reused: %s", errOut)
 	assert.Equal(t, verified, s.Requests("POST /public-collection/verify-password"), "no password sent again")
 	again := l.Reads()[n:]
@@ -122,6 +115,21 @@ func TestBackupLinkReusesKeptTokensOnlyForTheSameLink(t *testing.T) {
 	noSecrets(t, "the output", errOut, []string{kept.JWT, kept.DeviceToken})
 }
 
+// linkedWithPassword backs up a password-protected link of a's into dir,
+// and returns what the folder then keeps of the link.
+func linkedWithPassword(t *testing.T) (*env, *enteapitest.Server, *enteapitest.Album, *enteapitest.Link, string, *folder.LinkSecrets) {
+	t.Helper()
+	e, s, a, dir := linkSetup(t)
+	l := a.ShareLink(enteapitest.LinkOptions{Password: "open sesame"})
+	code, _, errOut := e.run("backup", "--link-file", linkFile(t, l), "--password-file", passwordFile(t, "open sesame", 0o600),
+		"--endpoint", s.URL(), dir)
+	require.Equal(t, exitOK, code, errOut)
+	kept := keptLink(t, dir)
+	require.NotEmpty(t, kept.JWT)
+	require.NotEmpty(t, kept.DeviceToken)
+	return e, s, a, l, dir, kept
+}
+
 // diffs counts the /diff requests among reads.
 func diffs(reads []enteapitest.LinkRead) int {
 	n := 0
@@ -137,18 +145,13 @@ func diffs(reads []enteapitest.LinkRead) int {
 // token on another endpoint gets neither the password token nor the device
 // token another server gave.
 func TestBackupLinkKeepsItsTokensForItsServer(t *testing.T) {
-	e, s, a, dir := linkSetup(t)
-	l := a.ShareLink(enteapitest.LinkOptions{Password: "open sesame"})
-	code, _, errOut := e.run("backup", "--link-file", linkFile(t, l), "--password-file", passwordFile(t, "open sesame", 0o600),
-		"--endpoint", s.URL(), dir)
-	require.Equal(t, exitOK, code, errOut)
-	kept := keptLink(t, dir)
+	e, s, _, l, dir, kept := linkedWithPassword(t)
 	n := len(l.Reads())
 
 	proxy := newTCPProxy(t, strings.TrimPrefix(s.URL(), "http://")) // another endpoint, the same server behind it
 	wire := &credentialWire{}
 	e.transport = wire
-	code, _, errOut = e.run("backup", "--link-file", linkFile(t, l), "--endpoint", proxy.url(), dir)
+	code, _, errOut := e.run("backup", "--link-file", linkFile(t, l), "--endpoint", proxy.url(), dir)
 	assert.NotEqual(t, exitOK, code, "on another server, the password is asked again")
 	assert.Contains(t, errOut, "pass --password-file")
 	reads := l.Reads()[n:]

@@ -201,17 +201,8 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 			case "a link":
 				// A ring replaced by a link to a file elsewhere: never written
 				// through; a new ring takes its place.
-				victim := filepath.Join(t.TempDir(), "victim")
-				require.NoError(t, os.WriteFile(victim, []byte("mine"), 0o600))
-				ring := download.SideFiles(rp.Temp)[0]
-				require.NoError(t, os.Remove(ring))
-				require.NoError(t, os.Symlink(victim, ring))
+				defer plantRing(t, download.SideFiles(rp.Temp)[0], os.Symlink)()
 				want = append(want, segs[2])
-				defer func() {
-					got, err := os.ReadFile(victim)
-					require.NoError(t, err)
-					assert.Equal(t, "mine", string(got))
-				}()
 			case "changed, its record too":
 				// Bytes that pass their record and CRC yet are not the chunk
 				// (another download's ring, say): the chunk fails to
@@ -236,17 +227,8 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 				return
 			case "a hard link to a saved photo":
 				// Another name of a file quak does not own: never written.
-				saved := filepath.Join(t.TempDir(), "saved.jpg")
-				require.NoError(t, os.WriteFile(saved, []byte("photo"), 0o600))
-				ring := download.SideFiles(rp.Temp)[0]
-				require.NoError(t, os.Remove(ring))
-				require.NoError(t, os.Link(saved, ring))
+				defer plantRing(t, download.SideFiles(rp.Temp)[0], os.Link)()
 				want = append(want, segs[2])
-				defer func() {
-					got, err := os.ReadFile(saved)
-					require.NoError(t, err)
-					assert.True(t, string(got) == "photo", "the photo was written through its other name (%d bytes)", len(got))
-				}()
 			case "a folder":
 				// A ring that cannot be had at all: the download comes as one
 				// stream, and ends byte-exact.
@@ -377,4 +359,20 @@ func TestADamagedRangeIsStillCorruption(t *testing.T) {
 	require.ErrorIs(t, err, errs.ErrCorrupted)
 	assert.Equal(t, 1, fx.s.Requests(apiRoute(f)), "one attempt: damage is not retried")
 	fx.noTemps()
+}
+
+// plantRing puts in ring's place another name, made by link, of a photo
+// quak does not own, and returns a check that the photo still holds its
+// bytes.
+func plantRing(t *testing.T, ring string, link func(oldname, newname string) error) func() {
+	t.Helper()
+	saved := filepath.Join(t.TempDir(), "saved.jpg")
+	require.NoError(t, os.WriteFile(saved, []byte("photo"), 0o600))
+	require.NoError(t, os.Remove(ring))
+	require.NoError(t, link(saved, ring))
+	return func() {
+		got, err := os.ReadFile(saved)
+		require.NoError(t, err)
+		assert.True(t, string(got) == "photo", "the photo was written through its other name (%d bytes)", len(got))
+	}
 }

@@ -33,10 +33,14 @@ func benchFile(b *testing.B, size int64) (*apiclient.Client, download.Target) {
 
 // BenchmarkFetch measures one 64 MiB download end to end through the fake
 // server on loopback: request, decrypt, hash, write, fsync.
-func BenchmarkFetch(b *testing.B) {
+func BenchmarkFetch(b *testing.B) { benchFetch(b, 1) }
+
+// benchFetch measures one 64 MiB download with at most streams ranges at
+// once.
+func benchFetch(b *testing.B, streams int) {
 	const size = 64 << 20
 	c, t := benchFile(b, size)
-	fe := &download.Fetcher{Client: c, Policy: retry.Once()}
+	fe := &download.Fetcher{Client: c, Policy: retry.Once(), Streams: streams}
 	dir := b.TempDir()
 	b.SetBytes(size)
 	b.ReportAllocs()
@@ -101,18 +105,4 @@ func BenchmarkFetchResumePoints(b *testing.B) {
 // (the default for large files), the ranges going to a ring file beside the
 // temp file. B/op counts the fake server's allocations too (more for eight
 // answers than for one): compare it with BenchmarkFetch of the same run.
-func BenchmarkFetchRanges(b *testing.B) {
-	const size = 64 << 20
-	c, t := benchFile(b, size)
-	fe := &download.Fetcher{Client: c, Policy: retry.Once(), Streams: download.DefaultStreams}
-	dir := b.TempDir()
-	b.SetBytes(size)
-	b.ReportAllocs()
-	for b.Loop() {
-		p, err := fe.Fetch(context.Background(), t, dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		p.Discard()
-	}
-}
+func BenchmarkFetchRanges(b *testing.B) { benchFetch(b, download.DefaultStreams) }
