@@ -400,6 +400,7 @@ func TestInterruptedRunLeavesNoHalfFiles(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.NotContains(t, e.walk(), "Big/video.mp4")
 	e.noTemps()
+	assert.Empty(t, e.kinds(LeftoversRemoved), "no leftovers, nothing said of them")
 
 	// A run killed outright leaves its temp file: the next run removes it.
 	require.NoError(t, os.WriteFile(filepath.Join(folder.At(e.dir).Temp(), durable.TempPrefix+"123"), []byte("half"), 0o644))

@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -55,4 +56,66 @@ func TestAnEndlessLinkListingStops(t *testing.T) {
 	lib := e.linkOptions(link).Library.(*LinkLibrary)
 	_, err = lib.listAll(t.Context())
 	assert.ErrorIs(t, err, errEndless)
+}
+
+// A listing of exactly the cap's pages is read whole, an account's and a
+// link's alike: the cap stops a listing past it, not at it.
+func TestAListingOfExactlyTheCapsPagesEnds(t *testing.T) {
+	fewPages(t, 3)
+	e := newEnvWith(t, enteapitest.Config{PageSize: 2})
+	a := e.u.AddAlbum("A")
+	for i := range 5 { // pages of 2, 2 and 1
+		a.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("%d.jpg", i), Size: 10, Seed: byte(i + 1)})
+	}
+	sum := e.mustRun()
+	assert.Equal(t, 5, sum.New)
+	assert.Zero(t, sum.AlbumsFailed)
+
+	link := a.ShareLink(enteapitest.LinkOptions{})
+	files, err := e.linkOptions(link).Library.(*LinkLibrary).listAll(t.Context())
+	require.NoError(t, err)
+	assert.Len(t, files, 5)
+}
+
+// A listing that says there is more without going on is an error: an
+// account's album fails on its own (the next run saves it), and a link's
+// whole listing is neither read for ever nor taken for the whole album.
+func TestAListingThatDoesNotAdvanceFails(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	f := a.AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10, Seed: 1})
+	stuck := enteapitest.StatusBody(200, `{"diff":[],"hasMore":true}`)
+	e.s.Inject("GET /collections/v2/diff", stuck)
+	sum, err := e.run()
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.AlbumsFailed)
+	failed := e.kinds(AlbumFailed)
+	require.Len(t, failed, 1)
+	assert.ErrorContains(t, failed[0].Err, "does not advance")
+	e.mustRun()
+	e.same("A/a.jpg", f.Plaintext())
+
+	lib := e.linkOptions(a.ShareLink(enteapitest.LinkOptions{})).Library.(*LinkLibrary)
+	e.s.Inject("GET /public-collection/diff", stuck)
+	_, err = lib.CollectionFile(t.Context(), a.ID, f.ID)
+	assert.ErrorContains(t, err, "does not advance")
+	got, err := lib.CollectionFile(t.Context(), a.ID, f.ID) // listed again, whole
+	require.NoError(t, err)
+	assert.Equal(t, f.ID, got.ID)
+}
+
+// A link's whole listing keeps each file's latest entry: a file listed,
+// then listed again as deleted further on (deleted while the listing was
+// read), is not listed.
+func TestALinksWholeListingKeepsEachFilesLatestEntry(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	f := a.AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10, Seed: 1})
+	lib := e.linkOptions(a.ShareLink(enteapitest.LinkOptions{})).Library.(*LinkLibrary)
+	page := `{"diff":[{"id":%d,"collectionID":%d,"updationTime":%d,"isDeleted":%t}],"hasMore":%t}`
+	e.s.Inject("GET /public-collection/diff",
+		enteapitest.StatusBody(200, fmt.Sprintf(page, f.ID, a.ID, 10, false, true)),
+		enteapitest.StatusBody(200, fmt.Sprintf(page, f.ID, a.ID, 20, true, false)))
+	_, err := lib.CollectionFile(t.Context(), a.ID, f.ID)
+	assert.ErrorIs(t, err, ErrNotListed)
 }

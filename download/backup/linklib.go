@@ -88,8 +88,11 @@ func (l *LinkLibrary) listAll(ctx context.Context) (map[int64]*apiclient.File, e
 			}
 		}
 		next := apiclient.DiffCursor(since, page.Diff)
-		if !page.HasMore || next <= since {
+		switch {
+		case !page.HasMore:
 			return files, nil
+		case next <= since:
+			return nil, stuckListing(since)
 		}
 		since = next
 	}

@@ -193,7 +193,7 @@ func (l *lister) walk(ctx context.Context, a *catalog.Album, c *state.Collection
 			return err
 		}
 		if nextSince <= since {
-			return fmt.Errorf("listing files: the server says there is more but its listing does not advance (at %d)", since)
+			return stuckListing(since)
 		}
 		since = nextSince
 	}
@@ -207,6 +207,13 @@ var maxListingPages = 20_000
 // errEndless reports an album whose listing did not end within
 // maxListingPages pages.
 var errEndless = errors.New("listing files: the server's listing of the album did not end (it may be hostile or broken); stopping it")
+
+// stuckListing reports a listing page that says there is more without
+// going past since: reading on would read the same page for ever, and
+// stopping would take a part of the album for the whole.
+func stuckListing(since int64) error {
+	return fmt.Errorf("listing files: the server says there is more but its listing does not advance (at %d)", since)
+}
 
 // listingFailed handles a page that could not be listed: an outage stops
 // the run, an album gone since the listing is recorded gone.

@@ -105,3 +105,13 @@ func sortedStrings(s []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// --resume-above's value is the run's: zero takes the default, a spacing
+// given stays, and a negative one (never) stays negative.
+func TestResumeAboveIsTheOneGiven(t *testing.T) {
+	for given, want := range map[int64]int64{0: DefaultResumeAbove, 8 << 20: 8 << 20, -1: -1} {
+		o := Options{Transfer: Transfer{ResumeAbove: given}}
+		o.defaults()
+		assert.Equal(t, want, o.ResumeAbove, "given %d", given)
+	}
+}
