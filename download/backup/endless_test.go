@@ -67,6 +67,7 @@ func TestAListingOfExactlyTheCapsPagesEnds(t *testing.T) {
 	for i := range 5 { // pages of 2, 2 and 1
 		a.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("%d.jpg", i), Size: 10, Seed: byte(i + 1)})
 	}
+	assert.Equal(t, "50 B", e.needs(e.options()), "the space check counts every page")
 	sum := e.mustRun()
 	assert.Equal(t, 5, sum.New)
 	assert.Zero(t, sum.AlbumsFailed)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/secretstream"
 )
@@ -133,4 +135,57 @@ func TestFullDiskStopsTheRun(t *testing.T) {
 	assert.Empty(t, e.kinds(FileFailed))
 	assert.Equal(t, 2, e.downloads(), "the run stopped at the first full-disk error, before asking for the file")
 	assert.Equal(t, 1, strings.Count(err.Error(), "is full or read-only"), "the message says it once: %v", err)
+}
+
+// needs runs a backup refused for want of space, and returns how much it
+// said it needs.
+func (e *env) needs(o Options) string {
+	e.t.Helper()
+	o.FreeSpace = func(string) (int64, error) { return 0, nil }
+	_, err := Run(context.Background(), o)
+	requireDirError(e.t, err, "needs")
+	m := regexp.MustCompile(`needs (.+?) for what is new`).FindStringSubmatch(err.Error())
+	require.Len(e.t, m, 2, err.Error())
+	return m[1]
+}
+
+// The space check counts what the run would download: last run's failures
+// in the albums it takes, new files and files whose content changed; not
+// a saved file whose metadata alone changed, nor a failure in an album
+// left out or deleted. A file system with exactly the bytes needed and
+// the margin is enough.
+func TestTheSpaceCheckCountsWhatTheRunWouldDownload(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
+	renamed := a.AddFile(enteapitest.FileSpec{Title: "renamed.jpg", Size: 100, Seed: 1})
+	changed := a.AddFile(enteapitest.FileSpec{Title: "changed.jpg", Size: 200, Seed: 2})
+	failing := []*enteapitest.File{
+		a.AddFile(enteapitest.FileSpec{Title: "fails.jpg", Size: 11, Seed: 3}),
+		a.AddFile(enteapitest.FileSpec{Title: "fails too.jpg", Size: 13, Seed: 4}),
+		b.AddFile(enteapitest.FileSpec{Title: "fails.jpg", Size: 400, Seed: 5}),
+	}
+	for _, f := range failing {
+		e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID), enteapitest.Repeat(enteapitest.Status(500), 8)...)
+	}
+	require.Equal(t, 3, e.mustRun().Failed)
+	for _, f := range failing {
+		e.s.ClearFaults(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, f.ID))
+	}
+	renamed.Edit(func(s *enteapitest.FileSpec) { s.Title = "other.jpg" })
+	changed.Reupload(make([]byte, 30))
+	a.AddFile(enteapitest.FileSpec{Title: "new.jpg", Size: 5, Seed: 6})
+
+	assert.Equal(t, "459 B", e.needs(e.options()), "11 + 13 + 30 + 5, and B's 400")
+	onlyA := e.options()
+	onlyA.Filter = filter.Set{Albums: filter.Albums{Include: []string{"A"}}}
+	assert.Equal(t, "59 B", e.needs(onlyA), "B left out")
+	b.Delete()
+	assert.Equal(t, "59 B", e.needs(e.options()), "B deleted")
+
+	o := e.options()
+	o.FreeSpace = func(string) (int64, error) { return 59 + spaceMargin(59), nil }
+	sum, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Zero(t, sum.Failed)
+	e.same("A/changed.jpg", changed.Plaintext())
 }
