@@ -426,11 +426,26 @@ func TestAFailedRelinkIsCountedAndRetried(t *testing.T) {
 
 	sum = e.mustRun()
 	assert.Equal(t, 1, sum.Failed, "tried again, and failed again")
+
+	// A second stale copy: one run refreshes both.
+	y := a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 100, Seed: 2, CreationTime: june})
+	b.Add(y)
+	e.mustRun()
+	blockerY := filepath.Join(e.dir, "B", "y.jpg")
+	require.NoError(t, os.Remove(blockerY))
+	require.NoError(t, os.MkdirAll(filepath.Join(blockerY, "in the way"), 0o755))
+	y.Reupload([]byte("y's version two"))
+	assert.Equal(t, 2, e.mustRun().Failed)
+	downloads = e.downloads()
+
 	require.NoError(t, os.RemoveAll(blocker))
+	require.NoError(t, os.RemoveAll(blockerY))
 	sum = e.mustRun()
 	assert.Zero(t, sum.Failed)
 	e.same("B/x.jpg", []byte("version two"))
+	e.same("B/y.jpg", []byte("y's version two"))
 	assert.True(t, e.sameInode("A/x.jpg", "B/x.jpg"))
+	assert.True(t, e.sameInode("A/y.jpg", "B/y.jpg"))
 	assert.Equal(t, downloads, e.downloads(), "nothing downloaded again")
 	sum = e.mustRun()
 	assert.Zero(t, sum.Failed)

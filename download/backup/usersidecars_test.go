@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/sidecars"
+	"github.com/quak-photos/quak/download/state"
 )
 
 // rewrite replaces the file at rel as most editors do: a new file renamed
@@ -109,4 +111,35 @@ func TestAnAlbumsTakeoutFileTheUserWroteIsKept(t *testing.T) {
 	e.mustRun()
 	assert.Equal(t, `{"title":"my A"}`, string(e.read(filepath.Join("A3", sidecars.TakeoutAlbumFile))), "never removed either")
 	assert.Equal(t, `{"title":"mine"}`, string(e.read(filepath.Join("B", sidecars.TakeoutAlbumFile))))
+}
+
+// A folder an older quak wrote records its sidecars without their hashes.
+// A sidecar of such a folder that holds what quak writes is still quak's,
+// and follows the file; one the user rewrote is theirs, and is kept.
+func TestSidecarsRecordedWithoutTheirHashes(t *testing.T) {
+	e := newEnv(t)
+	e.views = Views{XMP: true}
+	a := e.u.AddAlbum("A")
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 20, Seed: 1})
+	y := a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 20, Seed: 2})
+	e.mustRun()
+	st, err := folder.At(e.dir).OpenState()
+	require.NoError(t, err)
+	for _, f := range []*enteapitest.File{x, y} {
+		rec, err := st.File(f.ID)
+		require.NoError(t, err)
+		require.NotEmpty(t, rec.Entries[a.ID].SidecarHashes)
+		rec.Entries[a.ID].SidecarHashes = nil
+		require.NoError(t, st.Commit([]*state.File{rec}, nil))
+	}
+	require.NoError(t, st.Close())
+
+	e.rewrite(filepath.Join("A", sidecars.XMPName("y.jpg")), "my y.xmp")
+	y.Edit(func(s *enteapitest.FileSpec) { s.Caption = "new caption" })
+	x.Edit(func(s *enteapitest.FileSpec) { s.Title = "x2.jpg" })
+	e.mustRun()
+	assert.Equal(t, "my y.xmp", string(e.read(filepath.Join("A", sidecars.XMPName("y.jpg")))))
+	assert.Contains(t, e.warnings(), "left as yours")
+	assert.False(t, e.exists(filepath.Join("A", sidecars.XMPName("x.jpg"))), "quak's, it follows its file's new name")
+	assert.True(t, e.exists(filepath.Join("A", sidecars.XMPName("x2.jpg"))))
 }
