@@ -469,3 +469,28 @@ func TestPruneLeavesAnotherFilesMetaJSON(t *testing.T) {
 	e.same("A/.meta/x.jpg.json", other)
 	assert.False(t, e.exists(trashToday+"/A/.meta/x.jpg.json"))
 }
+
+// A file saved with a hash mismatch (its bytes are the server's, the hash
+// it announces is not theirs) whose copy in another album could not be
+// refreshed has that copy refreshed by the next run, as a saved file's.
+func TestAStaleCopyOfAMismatchedFileIsRefreshed(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.u.AddAlbum("A"), e.u.AddAlbum("B")
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1})
+	b.Add(x)
+	e.mustRun()
+	blocker := filepath.Join(e.dir, "B", "x.jpg")
+	require.NoError(t, os.Remove(blocker))
+	require.NoError(t, os.MkdirAll(filepath.Join(blocker, "in the way"), 0o755))
+	x.Reupload([]byte("version two"))
+	x.Edit(func(s *enteapitest.FileSpec) { s.Hash = "Ym9ndXMgaGFzaA==" })
+	sum := e.mustRun()
+	require.Equal(t, 1, sum.HashMismatches)
+	require.Equal(t, 1, sum.Failed, "the copy in B")
+	downloads := e.downloads()
+
+	require.NoError(t, os.RemoveAll(blocker))
+	assert.Zero(t, e.mustRun().Failed)
+	e.same("B/x.jpg", []byte("version two"))
+	assert.Equal(t, downloads, e.downloads(), "nothing downloaded again")
+}

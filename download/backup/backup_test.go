@@ -464,3 +464,21 @@ func TestUnauthorizedStopsTheRun(t *testing.T) {
 	assert.Zero(t, sum.Failed, "a dead session fails the run, not every file")
 	assert.Zero(t, e.downloads())
 }
+
+// Each page announces what it will download before its downloads start,
+// for the progress bar's totals: its files and their bytes; a page with
+// nothing to download announces nothing.
+func TestAPageAnnouncesWhatItDownloads(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("A")
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 20, Seed: 2})
+	e.mustRun()
+	planned := e.kinds(Planned)
+	require.Len(t, planned, 1)
+	assert.Equal(t, Event{Kind: Planned, Album: "A", Files: 2, Bytes: 30}, planned[0])
+
+	x.Edit(func(s *enteapitest.FileSpec) { s.Title = "x2.jpg" })
+	e.mustRun()
+	assert.Empty(t, e.kinds(Planned), "a rename downloads nothing")
+}
