@@ -426,6 +426,7 @@ func TestAFailedRelinkIsCountedAndRetried(t *testing.T) {
 
 	sum = e.mustRun()
 	assert.Equal(t, 1, sum.Failed, "tried again, and failed again")
+	assert.Equal(t, downloads, e.downloads(), "tried without downloading")
 
 	// A second stale copy: one run refreshes both.
 	y := a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 100, Seed: 2, CreationTime: june})

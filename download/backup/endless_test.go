@@ -52,7 +52,10 @@ func TestAnEndlessLinkListingStops(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(e.dir, "A", "x.jpg")))
 	fewPages(t, 20)
 	a.Endless()
-	_, _ = e.runLink(link, false)
+	sum, err := e.runLink(link, false)
+	require.NoError(t, err, "the run goes on")
+	require.Len(t, sum.Failures, 1, "the file missing on disk")
+	assert.Contains(t, sum.Failures[0].Error, "did not end")
 	lib := e.linkOptions(link).Library.(*LinkLibrary)
 	_, err = lib.listAll(t.Context())
 	assert.ErrorIs(t, err, errEndless)
@@ -79,30 +82,61 @@ func TestAListingOfExactlyTheCapsPagesEnds(t *testing.T) {
 }
 
 // A listing that says there is more without going on is an error: an
-// account's album fails on its own (the next run saves it), and a link's
-// whole listing is neither read for ever nor taken for the whole album.
-func TestAListingThatDoesNotAdvanceFails(t *testing.T) {
+// account's album fails on its own, and the next run saves it.
+func TestAListingThatDoesNotGoOnFailsItsAlbum(t *testing.T) {
 	e := newEnv(t)
 	a := e.u.AddAlbum("A")
 	f := a.AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10, Seed: 1})
-	stuck := enteapitest.StatusBody(200, `{"diff":[],"hasMore":true}`)
-	e.s.Inject("GET /collections/v2/diff", stuck)
+	e.s.Inject("GET /collections/v2/diff", stuckPage)
 	sum, err := e.run()
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.AlbumsFailed)
 	failed := e.kinds(AlbumFailed)
 	require.Len(t, failed, 1)
-	assert.ErrorContains(t, failed[0].Err, "does not advance")
+	assert.ErrorIs(t, failed[0].Err, errStuck)
 	e.mustRun()
 	e.same("A/a.jpg", f.Plaintext())
+}
 
-	lib := e.linkOptions(a.ShareLink(enteapitest.LinkOptions{})).Library.(*LinkLibrary)
-	e.s.Inject("GET /public-collection/diff", stuck)
-	_, err = lib.CollectionFile(t.Context(), a.ID, f.ID)
-	assert.ErrorContains(t, err, "does not advance")
-	got, err := lib.CollectionFile(t.Context(), a.ID, f.ID) // listed again, whole
+// stuckPage is a listing page that says there is more and holds nothing.
+var stuckPage = enteapitest.StatusBody(200, `{"diff":[],"hasMore":true}`)
+
+// A link backup reads the album's whole listing to find the files missing
+// on disk. When that listing does not go on, each missing file is a
+// failure naming it (read once a run, not once a file), the run saves what
+// is new, and the next run downloads the missing files again.
+func TestALinksWholeListingThatDoesNotGoOnFailsItsMissingFiles(t *testing.T) {
+	e := newEnv(t)
+	a := e.u.AddAlbum("Grandma")
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	y := a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 10, Seed: 2})
+	link := a.ShareLink(enteapitest.LinkOptions{})
+	_, err := e.runLink(link, false)
 	require.NoError(t, err)
-	assert.Equal(t, f.ID, got.ID)
+	for _, name := range []string{"x.jpg", "y.jpg"} {
+		require.NoError(t, os.Remove(filepath.Join(e.dir, "Grandma", name)))
+	}
+	added := a.AddFile(enteapitest.FileSpec{Title: "new.jpg", Size: 10, Seed: 3})
+	before := e.s.Requests("GET /public-collection/diff")
+
+	e.s.Inject("GET /public-collection/diff", stuckPage)
+	o := e.linkOptions(link)
+	lib := o.Library.(*LinkLibrary)
+	sum, err := Run(t.Context(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.Failed)
+	for _, f := range sum.Failures {
+		assert.Equal(t, "Grandma", f.Album)
+		assert.Contains(t, f.Error, "does not go on")
+	}
+	e.same("Grandma/new.jpg", added.Plaintext())
+	assert.ErrorIs(t, lib.broken, errStuck)
+	assert.Equal(t, before+2, e.s.Requests("GET /public-collection/diff"), "the whole listing once, then the album's new entries")
+
+	_, err = e.runLink(link, false)
+	require.NoError(t, err)
+	e.same("Grandma/x.jpg", x.Plaintext())
+	e.same("Grandma/y.jpg", y.Plaintext())
 }
 
 // A link's whole listing keeps each file's latest entry: a file listed,

@@ -24,8 +24,9 @@ type LinkLibrary struct {
 	Info *apiclient.LinkInfo // the link's /info, read by the caller first
 	Key  []byte              // the album key
 
-	mu    sync.Mutex
-	files map[int64]*apiclient.File // the whole listing, once asked for
+	mu     sync.Mutex
+	files  map[int64]*apiclient.File // the whole listing, once asked for
+	broken error                     // why the whole listing could not be read, if the server's listing is broken
 }
 
 // Collections is the link's one album, as /info described it.
@@ -55,8 +56,14 @@ func (l *LinkLibrary) CollectionFile(ctx context.Context, collectionID, fileID i
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.broken != nil {
+		return nil, l.broken // read once a run: each missing file would read it again
+	}
 	if l.files == nil {
 		files, err := l.listAll(ctx)
+		if brokenListing(err) {
+			l.broken = err
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -73,9 +73,10 @@ func (l *losses) mark(ctx context.Context, colls map[int64]*state.Collection, sf
 			refused = refused || ae.Status == 403
 			continue // not in that album for this account any more; try another
 		}
-		if retry.Unreachable(err) && ctx.Err() == nil {
-			// A blip, not yet an outage: the file stays missing on
-			// disk, so the next run finds it again.
+		if retry.Unreachable(err) && ctx.Err() == nil || brokenListing(err) {
+			// A blip, not yet an outage, or a link's listing that could
+			// not be read whole: the file stays missing on disk, so the
+			// next run finds it again.
 			l.failUnread(sf.ID, sf, colls[cid].Name, err)
 			return nil
 		}
