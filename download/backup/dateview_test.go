@@ -194,3 +194,24 @@ func TestEmptyDateFoldersGoWithTheDateView(t *testing.T) {
 	e.mustRun()
 	assert.False(t, e.exists(DateViewDir))
 }
+
+// A file whose new version failed to download keeps its old copy and its
+// date-view link, and the link moves when the date view's format changes.
+func TestAChangedDateFormatMovesTheLinksOfFailedFiles(t *testing.T) {
+	e := newEnv(t)
+	e.views = Views{DateView: "YYYY/MM", Zone: est}
+	a := e.u.AddAlbum("A")
+	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 20, Seed: 1, CreationTime: june})
+	old := x.Plaintext()
+	e.mustRun()
+	view := filepath.Join(DateViewDir, "2024", "06", "x.jpg")
+	x.Reupload([]byte("version two"))
+	e.s.Inject(fmt.Sprintf("GET /store/%d/file-%d", e.u.ID, x.ID), enteapitest.Repeat(enteapitest.Status(500), 8)...)
+	require.Equal(t, 1, e.mustRun().Failed)
+	e.same(view, old)
+
+	e.views = Views{DateView: "YYYY", Zone: est}
+	e.mustRun()
+	assert.False(t, e.exists(view), "moved from the old format's folder")
+	assert.True(t, e.exists(filepath.Join(DateViewDir, "2024", "x.jpg")))
+}
