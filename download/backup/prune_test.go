@@ -190,3 +190,12 @@ func TestPruneTakesSidecarsAndTheDateViewAlong(t *testing.T) {
 	e.same(trashToday+"/A/trashed.jpg", trashed.Plaintext())
 	assert.NotContains(t, string(e.read("B/both.jpg.xmp")), "<rdf:li>A</rdf:li>")
 }
+
+// A second name in the trash keeps an extension of up to 16 bytes (the
+// dot counted) after its number, and a longer one in the stem.
+func TestATrashNameKeepsItsExtensionUpTo16Bytes(t *testing.T) {
+	ext16, ext17 := ".abcdefghijklmno", ".abcdefghijklmnop"
+	assert.Equal(t, "d/x (2)"+ext16, numbered("d/x"+ext16, 2))
+	assert.Equal(t, "d/x"+ext17+" (2)", numbered("d/x"+ext17, 2))
+	assert.Equal(t, "d/x.jpg", numbered("d/x.jpg", 1))
+}
