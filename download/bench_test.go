@@ -38,6 +38,7 @@ func BenchmarkFetch(b *testing.B) { benchFetch(b, 1) }
 // benchFetch measures one 64 MiB download with at most streams ranges at
 // once.
 func benchFetch(b *testing.B, streams int) {
+	b.Helper()
 	const size = 64 << 20
 	c, t := benchFile(b, size)
 	fe := &download.Fetcher{Client: c, Policy: retry.Once(), Streams: streams}

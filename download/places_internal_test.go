@@ -45,7 +45,7 @@ func TestAPlaceWithoutARingIsGivenBack(t *testing.T) {
 	f := &Fetcher{Streams: 4, MultiFiles: 1}
 	tmp, err := os.Create(filepath.Join(t.TempDir(), "t"))
 	require.NoError(t, err)
-	defer tmp.Close()
+	defer func() { _ = tmp.Close() }()
 	require.NoError(t, os.MkdirAll(filepath.Join(tmp.Name()+aheadSuffix, "in the way"), 0o755))
 	file, release := f.place(&resume{tmp: tmp})
 	assert.Nil(t, file)
