@@ -106,6 +106,8 @@ type Server struct {
 	wan         WAN
 	gate        *Gate
 	storeNow    int // object store GETs in flight
+	handling    int // object store requests being handled, for Settle
+	settled     *sync.Cond
 	apiNow      int // API requests in flight
 	maxStore    int
 	limited     int // requests WAN mode refused
@@ -147,7 +149,8 @@ func New(cfg Config) *Server {
 		counts:      map[string]int{},
 		ranges:      map[string][]string{},
 	}
-	s.Store = httptest.NewServer(s.counted(http.HandlerFunc(s.serveStore)))
+	s.settled = sync.NewCond(&s.mu)
+	s.Store = httptest.NewServer(s.tracked(s.counted(http.HandlerFunc(s.serveStore))))
 	api := httptest.NewUnstartedServer(s.counted(s.apiRoutes()))
 	if cfg.Listener != nil {
 		api.Listener.Close()
@@ -265,6 +268,36 @@ func (s *Server) counted(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// tracked counts the requests h is handling, for Settle.
+func (s *Server) tracked(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.handling++
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.handling--
+			s.settled.Broadcast()
+			s.mu.Unlock()
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Settle closes every connection to the object store and waits until no
+// request to it is being handled. A request a client sent before is then
+// answered, or never read: the faults queued and the ranges logged after
+// Settle are a later run's alone, whatever the machine's load. A request
+// the gate holds ends with its connection.
+func (s *Server) Settle() {
+	s.Store.CloseClientConnections()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.handling > 0 {
+		s.settled.Wait()
+	}
 }
 
 // writeJSON answers status with v as JSON.
