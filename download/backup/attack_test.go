@@ -408,9 +408,7 @@ func TestAFailedRelinkIsCountedAndRetried(t *testing.T) {
 	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1, CreationTime: june})
 	b.Add(x)
 	e.mustRun()
-	blocker := filepath.Join(e.dir, "B", "x.jpg")
-	require.NoError(t, os.Remove(blocker))
-	require.NoError(t, os.MkdirAll(filepath.Join(blocker, "in the way"), 0o755))
+	blocker := e.blockWithFolder(filepath.Join("B", "x.jpg"))
 
 	x.Reupload([]byte("version two"))
 	sum := e.mustRun()
@@ -432,9 +430,7 @@ func TestAFailedRelinkIsCountedAndRetried(t *testing.T) {
 	y := a.AddFile(enteapitest.FileSpec{Title: "y.jpg", Size: 100, Seed: 2, CreationTime: june})
 	b.Add(y)
 	e.mustRun()
-	blockerY := filepath.Join(e.dir, "B", "y.jpg")
-	require.NoError(t, os.Remove(blockerY))
-	require.NoError(t, os.MkdirAll(filepath.Join(blockerY, "in the way"), 0o755))
+	blockerY := e.blockWithFolder(filepath.Join("B", "y.jpg"))
 	y.Reupload([]byte("y's version two"))
 	assert.Equal(t, 2, e.mustRun().Failed)
 	downloads = e.downloads()
@@ -480,9 +476,7 @@ func TestAStaleCopyOfAMismatchedFileIsRefreshed(t *testing.T) {
 	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1})
 	b.Add(x)
 	e.mustRun()
-	blocker := filepath.Join(e.dir, "B", "x.jpg")
-	require.NoError(t, os.Remove(blocker))
-	require.NoError(t, os.MkdirAll(filepath.Join(blocker, "in the way"), 0o755))
+	blocker := e.blockWithFolder(filepath.Join("B", "x.jpg"))
 	x.Reupload([]byte("version two"))
 	x.Edit(func(s *enteapitest.FileSpec) { s.Hash = "Ym9ndXMgaGFzaA==" })
 	sum := e.mustRun()
@@ -494,4 +488,15 @@ func TestAStaleCopyOfAMismatchedFileIsRefreshed(t *testing.T) {
 	assert.Zero(t, e.mustRun().Failed)
 	e.same("B/x.jpg", []byte("version two"))
 	assert.Equal(t, downloads, e.downloads(), "nothing downloaded again")
+}
+
+// blockWithFolder puts a folder, not empty, in the place of the saved file
+// at rel: neither a link nor a copy can take its name. It returns the
+// folder's path.
+func (e *env) blockWithFolder(rel string) string {
+	e.t.Helper()
+	p := filepath.Join(e.dir, rel)
+	require.NoError(e.t, os.Remove(p))
+	require.NoError(e.t, os.MkdirAll(filepath.Join(p, "in the way"), 0o755))
+	return p
 }

@@ -3,7 +3,6 @@ package backup
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -71,9 +70,7 @@ func TestTheDateViewSkipsAStaleCopy(t *testing.T) {
 	x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1, CreationTime: june})
 	b.Add(x)
 	e.mustRun()
-	blocker := filepath.Join(e.dir, "A", "x.jpg")
-	require.NoError(t, os.Remove(blocker))
-	require.NoError(t, os.MkdirAll(filepath.Join(blocker, "in the way"), 0o755))
+	e.blockWithFolder(filepath.Join("A", "x.jpg"))
 	x.Reupload([]byte("version two"))
 	o := e.options()
 	o.Filter = filter.Set{Albums: filter.Albums{Include: []string{"B"}}} // downloaded into B; A's copy goes stale
