@@ -41,16 +41,7 @@ func newPrinter(d deps, json *jsonLines, log *logFile) *printer {
 		p.verbose, quiet = d.g.verbose, d.g.quiet
 	}
 	if d.stderrIsTerminal && !quiet {
-		p.bar = progressbar.NewOptions64(-1,
-			progressbar.OptionSetWriter(d.stderr),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetDescription("backing up"),
-			progressbar.OptionUseIECUnits(true), // MiB, as the summary says
-		)
+		p.bar = byteBar(d.stderr, "backing up", progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true))
 		stop := make(chan struct{})
 		p.stop = stop
 		go func() {
@@ -67,6 +58,23 @@ func newPrinter(d deps, json *jsonLines, log *logFile) *printer {
 		}()
 	}
 	return p
+}
+
+// byteBar is a progress bar on w of bytes toward a total not yet known,
+// cleared when it finishes. The library's own redraw goroutine (started for
+// such bars) is turned off: it reads the bar's state without the bar's lock,
+// a data race against every Add, and it never ends. A bar moves as bytes
+// arrive, and the backup printer redraws it itself (tick).
+func byteBar(w io.Writer, desc string, more ...progressbar.Option) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(-1, append([]progressbar.Option{
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionUseIECUnits(true), // MiB, as the summaries say
+		progressbar.OptionThrottle(100 * time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetSpinnerChangeInterval(0),
+	}, more...)...)
 }
 
 // tick redraws the bar, so its rate and time left keep moving while no

@@ -112,8 +112,7 @@ func newRestoreOutput(d deps, o *restoreOpts) *restoreOutput {
 		out.jl = newJSONLines(d)
 	}
 	if d.stderrIsTerminal && !d.g.quiet && !o.dryRun {
-		out.bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(d.stderr), progressbar.OptionShowBytes(true),
-			progressbar.OptionClearOnFinish(), progressbar.OptionSetDescription("restoring"), progressbar.OptionUseIECUnits(true))
+		out.bar = byteBar(d.stderr, "restoring")
 	}
 	return out
 }

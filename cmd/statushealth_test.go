@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -216,6 +217,22 @@ func TestBarSpeaksMiB(t *testing.T) {
 	assert.Contains(t, errb.String(), "MiB")
 	assert.NotContains(t, errb.String(), " MB")
 	assert.Contains(t, out.String(), "3.0 MiB")
+}
+
+// Neither a backup's nor a restore's bar leaves the library's own redraw
+// goroutine running: it reads the bar without its lock (a data race against
+// the events' Add) and never ends.
+func TestBarsStartNoRedrawGoroutine(t *testing.T) {
+	var errb, out strings.Builder
+	d := deps{stdout: &out, stderr: &errb, stderrIsTerminal: true, g: &globalFlags{}}
+	p := newPrinter(d, nil, nil)
+	r := newRestoreOutput(d, &restoreOpts{})
+	require.NotNil(t, p.bar)
+	require.NotNil(t, r.bar)
+	var dump strings.Builder
+	require.NoError(t, pprof.Lookup("goroutine").WriteTo(&dump, 2))
+	assert.NotContains(t, dump.String(), "schollz/progressbar", "a goroutine of the bar library runs")
+	p.finish(&backup.Summary{Started: true}, exitOK, nil)
 }
 
 // An interrupted run's error reads "interrupted", never "context canceled".
