@@ -235,6 +235,20 @@ func TestBarsStartNoRedrawGoroutine(t *testing.T) {
 	p.finish(&backup.Summary{Started: true}, exitOK, nil)
 }
 
+// The bar is redrawn at most so often, not on every chunk a download
+// adds: 200 events in a burst draw it a few times, never 200.
+func TestBarRedrawsAreThrottled(t *testing.T) {
+	var errb, out strings.Builder
+	r := newRestoreOutput(deps{stdout: &out, stderr: &errb, stderrIsTerminal: true, g: &globalFlags{}}, &restoreOpts{})
+	require.NotNil(t, r.bar)
+	for range 200 {
+		require.NoError(t, r.bar.Add64(1<<10))
+	}
+	draws := strings.Count(errb.String(), "\r")
+	assert.Positive(t, draws)
+	assert.Less(t, draws, 100, "the bar was drawn for every event")
+}
+
 // An interrupted run's error reads "interrupted", never "context canceled".
 func TestInterruptedErrorText(t *testing.T) {
 	assert.Equal(t, "interrupted", errText(fmt.Errorf("listing: %w", context.Canceled)))
