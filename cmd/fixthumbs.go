@@ -161,7 +161,7 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 type thumbPrinter struct {
 	d    deps
 	json *jsonLines
-	bar  *progressbar.ProgressBar // on a terminal only
+	bar  *bar // nil unless on a terminal
 }
 
 // listed starts the progress bar on a terminal, once the files are known.
@@ -169,30 +169,18 @@ func (tp *thumbPrinter) listed(n int) {
 	if !tp.d.stderrIsTerminal {
 		return
 	}
-	tp.bar = progressbar.NewOptions(n,
-		progressbar.OptionSetWriter(tp.d.stderr),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSetDescription("checking thumbnails"),
-		progressbar.OptionSetRenderBlankState(true),
-	)
+	tp.bar = newBar(tp.d.stderr, int64(n), "checking thumbnails", progressbar.OptionSetRenderBlankState(true))
 }
 
 func (tp *thumbPrinter) finish() {
-	if tp.bar != nil {
-		_ = tp.bar.Finish()
-	}
+	tp.bar.finish()
 }
 
 func (tp *thumbPrinter) retry(err error, attempt int, delay time.Duration) {
 	if tp.json != nil {
 		tp.json.write("retry", map[string]any{"attempt": attempt, "delay": delay.Seconds(), "cause": err.Error()})
 	}
-	if tp.bar != nil {
-		_ = tp.bar.Clear()
-	}
+	tp.bar.clear()
 	fmt.Fprintf(tp.d.stderr, "quak: attempt %d failed, retrying in %s: %v\n", attempt, delay.Round(100*time.Millisecond), err)
 }
 
@@ -203,11 +191,9 @@ func (tp *thumbPrinter) event(e thumbnails.Event) {
 			"action": string(e.Action), "error": errText(e.Err), "recordedSize": e.Budget, "newSize": e.Size,
 		})
 	}
-	if tp.bar != nil {
-		_ = tp.bar.Clear()
-		if e.FileID != 0 {
-			defer func() { _ = tp.bar.Add(1) }()
-		}
+	tp.bar.clear()
+	if e.FileID != 0 {
+		defer tp.bar.add(1)
 	}
 	if e.FileID == 0 {
 		fmt.Fprintf(tp.d.stderr, "quak: %v\n", e.Err)

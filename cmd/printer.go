@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/folder"
 )
@@ -21,13 +19,12 @@ import (
 type printer struct {
 	mu    sync.Mutex // events come one at a time; warnings from elsewhere
 	d     deps
-	bar   *progressbar.ProgressBar
+	bar   *bar // nil unless on a terminal
 	json  *jsonLines
 	log   *logFile
 	files int
 	done  int
 	total int64
-	stop  chan struct{} // ends the bar's redraws
 	// dryRun prints every decision, since nothing else shows them;
 	// verbose (-v) too, and every retry.
 	dryRun  bool
@@ -41,50 +38,9 @@ func newPrinter(d deps, json *jsonLines, log *logFile) *printer {
 		p.verbose, quiet = d.g.verbose, d.g.quiet
 	}
 	if d.stderrIsTerminal && !quiet {
-		p.bar = byteBar(d.stderr, "backing up", progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true))
-		stop := make(chan struct{})
-		p.stop = stop
-		go func() {
-			t := time.NewTicker(time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-t.C:
-					p.tick()
-				case <-stop:
-					return
-				}
-			}
-		}()
+		p.bar = newByteBar(d.stderr, "backing up")
 	}
 	return p
-}
-
-// byteBar is a progress bar on w of bytes toward a total not yet known,
-// cleared when it finishes. The library's own redraw goroutine (started for
-// such bars) is turned off: it reads the bar's state without the bar's lock,
-// a data race against every Add, and it never ends. A bar moves as bytes
-// arrive, and the backup printer redraws it itself (tick).
-func byteBar(w io.Writer, desc string, more ...progressbar.Option) *progressbar.ProgressBar {
-	return progressbar.NewOptions64(-1, append([]progressbar.Option{
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionUseIECUnits(true), // MiB, as the summaries say
-		progressbar.OptionThrottle(100 * time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSetDescription(desc),
-		progressbar.OptionSetSpinnerChangeInterval(0),
-	}, more...)...)
-}
-
-// tick redraws the bar, so its rate and time left keep moving while no
-// byte arrives (a stall) instead of showing the last estimate.
-func (p *printer) tick() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil && !p.bar.IsFinished() {
-		_ = p.bar.Add64(0)
-	}
 }
 
 // eventTypes are the JSON names of backup events; docs/scripting.md
@@ -188,19 +144,13 @@ func (p *printer) event(e backup.Event) {
 	case backup.Planned:
 		p.files += e.Files
 		p.total += e.Bytes
-		if p.bar != nil {
-			p.bar.ChangeMax64(p.total)
-			p.describe()
-		}
+		p.bar.setTotal(p.total)
+		p.describe()
 	case backup.Progress:
-		if p.bar != nil {
-			_ = p.bar.Add64(e.Bytes)
-		}
+		p.bar.add(e.Bytes)
 	case backup.FileSaved:
 		p.done++
-		if p.bar != nil {
-			p.describe()
-		}
+		p.describe()
 	case backup.FileFailed:
 		p.done++
 		p.line("failed: %s (file %d): %v", inAlbum(e.Album, e.Title), e.FileID, e.Err)
@@ -266,14 +216,12 @@ func (p *printer) dryLine(e backup.Event) {
 }
 
 func (p *printer) describe() {
-	p.bar.Describe(fmt.Sprintf("files %d/%d", p.done, p.files))
+	p.bar.describe(fmt.Sprintf("files %d/%d", p.done, p.files))
 }
 
 // line prints a message on stderr, above the bar on a terminal, and logs it.
 func (p *printer) line(format string, args ...any) {
-	if p.bar != nil {
-		_ = p.bar.Clear()
-	}
+	p.bar.clear()
 	msg := fmt.Sprintf("quak: "+format, args...)
 	fmt.Fprintln(p.d.stderr, msg)
 	p.log.line(msg)
@@ -299,13 +247,7 @@ func orUnknown(s string) string {
 // refused before it started (missing folder, lock held, no session) has no
 // summary, only its error. code and err are how the run ends.
 func (p *printer) finish(s *backup.Summary, code int, err error) {
-	if p.stop != nil {
-		close(p.stop)
-		p.stop = nil
-	}
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
+	p.bar.finish()
 	if p.json != nil {
 		f := summaryFields(s, code)
 		f["dryRun"] = p.dryRun

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/quak-photos/quak/download/catalog"
@@ -102,7 +101,7 @@ type restoreOutput struct {
 	mu  sync.Mutex
 	d   deps
 	o   *restoreOpts
-	bar *progressbar.ProgressBar
+	bar *bar // nil unless on a terminal
 	jl  *jsonLines
 }
 
@@ -112,7 +111,7 @@ func newRestoreOutput(d deps, o *restoreOpts) *restoreOutput {
 		out.jl = newJSONLines(d)
 	}
 	if d.stderrIsTerminal && !d.g.quiet && !o.dryRun {
-		out.bar = byteBar(d.stderr, "restoring")
+		out.bar = newByteBar(d.stderr, "restoring")
 	}
 	return out
 }
@@ -137,8 +136,8 @@ func (out *restoreOutput) event(e restore.Event) {
 		}
 		out.jl.write(typ, map[string]any{"source": e.Source, "title": e.Title, "album": e.Album, "bytes": e.Bytes, "error": errText(e.Err)})
 	}
-	if out.bar != nil && e.Kind == restore.Uploaded {
-		_ = out.bar.Add64(e.Bytes)
+	if e.Kind == restore.Uploaded {
+		out.bar.add(e.Bytes)
 	}
 	verb := restoreVerbs[e.Kind][0]
 	if out.o.dryRun {
@@ -162,18 +161,14 @@ func (out *restoreOutput) event(e restore.Event) {
 }
 
 func (out *restoreOutput) line(format string, args ...any) {
-	if out.bar != nil {
-		_ = out.bar.Clear()
-	}
+	out.bar.clear()
 	fmt.Fprintf(out.d.stderr, format+"\n", args...)
 }
 
 // finish prints the summary: a line on stdout (none with -q), or the JSON
 // summary.
 func (out *restoreOutput) finish(s *restore.Summary, email string, err error) {
-	if out.bar != nil {
-		_ = out.bar.Finish()
-	}
+	out.bar.finish()
 	if s == nil {
 		s = &restore.Summary{}
 	}
