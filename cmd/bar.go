@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -21,6 +22,9 @@ type bar struct {
 	stop chan struct{} // nil once finished
 }
 
+// barEvery is how often at most a bar is drawn as it moves.
+var barEvery = 100 * time.Millisecond
+
 // newBar starts a bar toward total (-1: not yet known) on w.
 func newBar(w io.Writer, total int64, desc string, more ...progressbar.Option) *bar {
 	b := &bar{stop: make(chan struct{})}
@@ -28,7 +32,7 @@ func newBar(w io.Writer, total int64, desc string, more ...progressbar.Option) *
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionShowCount(), // also lets a tick redraw an open-ended bar
 		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionThrottle(100 * time.Millisecond),
+		progressbar.OptionThrottle(barEvery),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionSetSpinnerChangeInterval(0),
@@ -65,8 +69,19 @@ func (b *bar) setTotal(n int64) { b.do(func(pb *progressbar.ProgressBar) { pb.Ch
 
 func (b *bar) describe(s string) { b.do(func(pb *progressbar.ProgressBar) { pb.Describe(s) }) }
 
-// clear takes the bar off its line, for a line of text to take its place.
-func (b *bar) clear() { b.do(func(pb *progressbar.ProgressBar) { _ = pb.Clear() }) }
+// above prints line on w (the bar's writer) where the bar was, the bar
+// then drawn again below it by its next move. Clearing and printing hold
+// the bar, so no draw falls between them. Without a bar, it only prints.
+func (b *bar) above(w io.Writer, line string) {
+	if b != nil {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.stop != nil {
+			_ = b.pb.Clear()
+		}
+	}
+	fmt.Fprintln(w, line)
+}
 
 // finish ends the bar and its redraws.
 func (b *bar) finish() {

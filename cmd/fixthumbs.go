@@ -180,8 +180,7 @@ func (tp *thumbPrinter) retry(err error, attempt int, delay time.Duration) {
 	if tp.json != nil {
 		tp.json.write("retry", map[string]any{"attempt": attempt, "delay": delay.Seconds(), "cause": err.Error()})
 	}
-	tp.bar.clear()
-	fmt.Fprintf(tp.d.stderr, "quak: attempt %d failed, retrying in %s: %v\n", attempt, delay.Round(100*time.Millisecond), err)
+	tp.bar.above(tp.d.stderr, fmt.Sprintf("quak: attempt %d failed, retrying in %s: %v", attempt, delay.Round(100*time.Millisecond), err))
 }
 
 func (tp *thumbPrinter) event(e thumbnails.Event) {
@@ -191,14 +190,11 @@ func (tp *thumbPrinter) event(e thumbnails.Event) {
 			"action": string(e.Action), "error": errText(e.Err), "recordedSize": e.Budget, "newSize": e.Size,
 		})
 	}
-	tp.bar.clear()
-	if e.FileID != 0 {
-		defer tp.bar.add(1)
-	}
 	if e.FileID == 0 {
-		fmt.Fprintf(tp.d.stderr, "quak: %v\n", e.Err)
+		tp.bar.above(tp.d.stderr, fmt.Sprintf("quak: %v", e.Err))
 		return
 	}
+	defer tp.bar.add(1)
 	if e.Action == thumbnails.None {
 		return
 	}
@@ -209,7 +205,7 @@ func (tp *thumbPrinter) event(e thumbnails.Event) {
 	if e.Err != nil {
 		line += ": " + e.Err.Error()
 	}
-	fmt.Fprintln(tp.d.stderr, line)
+	tp.bar.above(tp.d.stderr, line)
 }
 
 // thumbClasses and thumbActions fix the order counts are printed in.

@@ -221,9 +221,8 @@ func (p *printer) describe() {
 
 // line prints a message on stderr, above the bar on a terminal, and logs it.
 func (p *printer) line(format string, args ...any) {
-	p.bar.clear()
 	msg := fmt.Sprintf("quak: "+format, args...)
-	fmt.Fprintln(p.d.stderr, msg)
+	p.bar.above(p.d.stderr, msg)
 	p.log.line(msg)
 }
 

@@ -161,8 +161,7 @@ func (out *restoreOutput) event(e restore.Event) {
 }
 
 func (out *restoreOutput) line(format string, args ...any) {
-	out.bar.clear()
-	fmt.Fprintf(out.d.stderr, format+"\n", args...)
+	out.bar.above(out.d.stderr, fmt.Sprintf(format, args...))
 }
 
 // finish prints the summary: a line on stdout (none with -q), or the JSON

@@ -19,6 +19,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/folder"
+	"github.com/quak-photos/quak/thumbnails"
 )
 
 // statusOf runs quak status --offline and returns its code and Problem lines.
@@ -278,7 +279,7 @@ func TestTheBarIsSharedSafely(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 100 {
-				b.clear()
+				b.above(&w, "x")
 				b.add(1)
 				b.describe("x")
 				b.tick()
@@ -289,13 +290,57 @@ func TestTheBarIsSharedSafely(t *testing.T) {
 	b.finish()
 	n := w.len()
 	b.add(1)
-	b.clear()
 	b.tick()
 	b.finish()
 	assert.Equal(t, n, w.len(), "a finished bar drew again")
+	b.above(&w, "after")
+	assert.True(t, strings.HasSuffix(w.String(), "after\n"), "a finished bar's line is printed")
 	var none *bar
 	none.add(1) // no terminal: nothing, and no panic
 	none.finish()
+}
+
+// The thumbnail helper's retry lines, printed by any worker, and its event
+// lines each take the bar's place whole: every write to the terminal holds
+// the bar (the race detector finds none outside it), and no line is printed
+// after a bar drawn between the clearing and the line.
+func TestThumbLinesTakeTheBarsPlaceWhole(t *testing.T) {
+	every := barEvery
+	barEvery = 0 // drawn on every move, so a draw can fall between a clearing and its line
+	t.Cleanup(func() { barEvery = every })
+	var w strings.Builder // no lock of its own: the bar's is the only one
+	tp := &thumbPrinter{d: deps{stderr: &w, stderrIsTerminal: true}}
+	tp.listed(1 << 20)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for j := range 500 {
+				if i%2 == 0 {
+					tp.retry(errors.New("503"), j, time.Second)
+				} else {
+					tp.event(thumbnails.Event{FileID: int64(j + 1), Class: thumbnails.Lost, Action: thumbnails.Reported, Album: "A", Title: "t.jpg"})
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	tp.finish()
+	out := w.String()
+	require.Contains(t, out, "quak: attempt")
+	require.Contains(t, out, "quak: lost")
+	for i := strings.Index(out, "quak: "); i >= 0; {
+		require.True(t, i == 0 || out[i-1] == '\n' || out[i-1] == '\r', "a line printed after the bar: %q", out[max(0, i-60):i+6])
+		next := strings.Index(out[i+1:], "quak: ")
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
 }
 
 // lockedWriter is a writer many goroutines may share.
@@ -308,6 +353,12 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
 
 func (w *lockedWriter) len() int {
