@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -254,6 +255,20 @@ func TestBarRedrawsAreThrottled(t *testing.T) {
 	draws := strings.Count(errb.String(), "\r")
 	assert.Positive(t, draws)
 	assert.Less(t, draws, 100, "the bar was drawn for every event")
+}
+
+// A finished bar is taken off its line, so the summary after it starts on
+// a clean one; a second finish does nothing.
+func TestAFinishedBarIsCleared(t *testing.T) {
+	var w strings.Builder
+	b := newByteBar(&w, "restoring")
+	b.add(1 << 20)
+	require.Contains(t, w.String(), "restoring")
+	b.finish()
+	b.finish()
+	out := w.String()
+	last := out[strings.LastIndex(out, "restoring"):]
+	assert.Regexp(t, regexp.MustCompile(`\r +\r$`), last, "the bar's line is not cleared")
 }
 
 // A restore's bar moves between uploads: a tick draws it though no byte
