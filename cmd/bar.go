@@ -85,16 +85,11 @@ func (b *bar) above(w io.Writer, line string) {
 
 // finish ends the bar and its redraws.
 func (b *bar) finish() {
-	if b == nil {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.stop != nil {
+	b.do(func(pb *progressbar.ProgressBar) {
 		close(b.stop)
 		b.stop = nil
-		_ = b.pb.Finish()
-	}
+		_ = pb.Finish()
+	})
 }
 
 // do calls f with the bar held, while the bar has not finished.
