@@ -134,12 +134,12 @@ func writeAccounts(d deps, lines []accountLine) {
 		if l.userID != 0 {
 			user = fmt.Sprintf(" (user %d)", l.userID)
 		}
-		fmt.Fprintf(d.stdout, "%s%s on %s: session %s\n", l.email, user, l.endpoint, l.session)
+		sayf(d.stdout, "%s%s on %s: session %s\n", l.email, user, l.endpoint, l.session)
 		if len(l.folders) == 0 {
-			fmt.Fprintf(d.stdout, "  no backup folder recorded (quak backup --init --account %s DIR records one)\n", l.email)
+			sayf(d.stdout, "  no backup folder recorded (quak backup --init --account %s DIR records one)\n", l.email)
 		}
 		for _, f := range l.folders {
-			fmt.Fprintf(d.stdout, "  %s%s\n", f.Dir, missingNote(f.Dir))
+			sayf(d.stdout, "  %s%s\n", f.Dir, missingNote(f.Dir))
 		}
 	}
 }
@@ -185,6 +185,6 @@ func forgetFolder(d deps, dir string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(d.stdout, "Forgot %s; its files stay.\n", abs)
+	sayf(d.stdout, "Forgot %s; its files stay.\n", abs)
 	return nil
 }

@@ -101,7 +101,7 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 		if jsonOut {
 			fd.stdout = &taggedLines{w: jsonWriter(d.stdout), tags: map[string]any{"account": f.Email, "dir": f.Dir}}
 		}
-		fmt.Fprintf(human, "== %s on %s: %s\n", firstOf(f.Email, "a public link"), f.Endpoint, f.Dir)
+		sayf(human, "== %s on %s: %s\n", firstOf(f.Email, "a public link"), f.Endpoint, f.Dir)
 		err := run(fd, f)
 		code := exitOK
 		if err != nil {
@@ -261,7 +261,7 @@ func allPinger(d deps, o *backupOpts) (*pinger, error) {
 	return newPinger(d, url, func(msg string) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintln(d.stderr, "quak: "+msg)
+		fmt.Fprintln(d.stderr, "quak: "+shown(msg))
 	})
 }
 
@@ -273,7 +273,7 @@ func allLines(runs []folderRun, sums map[string]*backup.Summary, total *backup.S
 		if s := sums[r.folder.Dir]; s != nil {
 			what = summaryLine(s)
 		}
-		lines = append(lines, fmt.Sprintf("%s, %s: exit code %d: %s", firstOf(r.folder.Email, "a public link"), r.folder.Dir, r.code, what))
+		lines = append(lines, shownf("%s, %s: exit code %d: %s", firstOf(r.folder.Email, "a public link"), r.folder.Dir, r.code, what))
 	}
 	// A folder refused before it started adds no counts: with none
 	// started, zero counts would read like an empty success.
@@ -307,7 +307,7 @@ func endAll(ctx context.Context, human io.Writer, runs []folderRun, n int) error
 	code, err := worstOf(ctx, runs)
 	fmt.Fprintln(human, "== every account")
 	for _, r := range runs {
-		fmt.Fprintf(human, "%s, %s: exit code %d\n", firstOf(r.folder.Email, "a public link"), r.folder.Dir, r.code)
+		sayf(human, "%s, %s: exit code %d\n", firstOf(r.folder.Email, "a public link"), r.folder.Dir, r.code)
 	}
 	fmt.Fprintf(human, "Total for %d of %d folders: exit code %d\n", len(runs), n, code)
 	return err

@@ -44,7 +44,7 @@ func TestAmbiguousMonthIsRefusedEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, _ := e.run("prune-trash", "--dry-run", "--older-than", "1mo", dir)
-	if code != 0 || !strings.Contains(out, "Would delete the trash of 2026-06-01 (1 files, 3 B)") ||
+	if code != 0 || !strings.Contains(out, "Would delete the trash of 2026-06-01 (1 file, 3 B)") ||
 		!strings.Contains(out, filepath.Join("2026-06-01", "A", "x.jpg")) {
 		t.Fatalf("--dry-run: code %d, %q", code, out)
 	}

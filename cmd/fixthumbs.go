@@ -180,7 +180,7 @@ func (tp *thumbPrinter) retry(err error, attempt int, delay time.Duration) {
 	if tp.json != nil {
 		tp.json.write("retry", map[string]any{"attempt": attempt, "delay": delay.Seconds(), "cause": err.Error()})
 	}
-	tp.bar.above(tp.d.stderr, fmt.Sprintf("quak: attempt %d failed, retrying in %s: %v", attempt, delay.Round(100*time.Millisecond), err))
+	tp.bar.above(tp.d.stderr, shownf("quak: attempt %d failed, retrying in %s: %v", attempt, delay.Round(100*time.Millisecond), err))
 }
 
 func (tp *thumbPrinter) event(e thumbnails.Event) {
@@ -191,19 +191,19 @@ func (tp *thumbPrinter) event(e thumbnails.Event) {
 		})
 	}
 	if e.FileID == 0 {
-		tp.bar.above(tp.d.stderr, fmt.Sprintf("quak: %v", e.Err))
+		tp.bar.above(tp.d.stderr, shownf("quak: %v", e.Err))
 		return
 	}
 	defer tp.bar.add(1)
 	if e.Action == thumbnails.None {
 		return
 	}
-	line := fmt.Sprintf("quak: %s, %s: %s / %s (file %d)", e.Class, e.Action, e.Album, orUnknown(e.Title), e.FileID)
+	line := shownf("quak: %s, %s: %s / %s (file %d)", string(e.Class), string(e.Action), e.Album, orUnknown(e.Title), e.FileID)
 	if e.Size > 0 {
 		line += fmt.Sprintf(", %d of %d bytes", e.Size, e.Budget)
 	}
 	if e.Err != nil {
-		line += ": " + e.Err.Error()
+		line += ": " + shown(e.Err.Error())
 	}
 	tp.bar.above(tp.d.stderr, line)
 }

@@ -203,7 +203,7 @@ func linkPassword(ctx context.Context, d deps, o *backupOpts, c *apiclient.LinkC
 		return nil, fmt.Errorf("%w, and there is no terminal to ask for it: pass --password-file", apiclient.ErrLinkPassword)
 	}
 	if o.link.passwordFile == "" {
-		fmt.Fprintf(d.stderr, "The link to %q has a password.\n", album)
+		sayf(d.stderr, "The link to \"%s\" has a password.\n", album)
 	}
 	pw, err := newPrompter(d, o.link.passwordFile).Password(ctx)
 	if err != nil {

@@ -60,7 +60,7 @@ func runLogin(ctx context.Context, d deps, o *loginOpts) error {
 	endpoint := firstOf(o.endpoint, d.getenv("QUAK_ENDPOINT"))
 	if endpoint == "" {
 		if endpoint = rememberedEndpoint(d, email); endpoint != "" {
-			fmt.Fprintf(d.stderr, "quak: logging in on %s, the server %s's earlier session or backup folder recorded (--endpoint chooses another)\n", endpoint, email)
+			sayf(d.stderr, "quak: logging in on %s, the server %s's earlier session or backup folder recorded (--endpoint chooses another)\n", endpoint, email)
 		}
 	}
 	c, err := o.net.client(d, firstOf(endpoint, apiclient.DefaultEndpoint))
@@ -75,7 +75,7 @@ func runLogin(ctx context.Context, d deps, o *loginOpts) error {
 	if err != nil {
 		return fmt.Errorf("saving the session: %w", err)
 	}
-	fmt.Fprintf(d.stdout, "Logged in as %s on %s.\nSession saved to %s.\n", a.Email, a.Endpoint, path)
+	sayf(d.stdout, "Logged in as %s on %s.\nSession saved to %s.\n", a.Email, a.Endpoint, path)
 	if n > 1 {
 		fmt.Fprintf(d.stdout, "%d accounts are logged in; quak accounts lists them.\n", n)
 	}

@@ -39,7 +39,7 @@ func runLogout(ctx context.Context, d deps, n *netFlags, email, endpoint string)
 	}
 	a, c, err := loadSessionOf(d, n, email, endpoint)
 	if errors.Is(err, errs.ErrNotLoggedIn) {
-		fmt.Fprintln(d.stdout, "Not logged in"+orEmpty(" as ", email)+".")
+		fmt.Fprintln(d.stdout, "Not logged in"+orEmpty(" as ", shown(email))+".")
 		return nil
 	}
 	if err != nil {
@@ -55,7 +55,7 @@ func runLogout(ctx context.Context, d deps, n *netFlags, email, endpoint string)
 	if serverErr != nil {
 		return fmt.Errorf("deleted %s, but could not end the session on the server: %w", path, serverErr)
 	}
-	fmt.Fprintf(d.stdout, "Logged out %s.\n", a.Email)
+	sayf(d.stdout, "Logged out %s.\n", a.Email)
 	noteFolders(d, a)
 	return nil
 }

@@ -54,7 +54,7 @@ func (h *humanOut) Write(b []byte) (int, error) {
 			if i < 0 {
 				break
 			}
-			h.log.line(strings.TrimRight(string(h.teeBuf[:i]), "\r"))
+			h.log.line(lastDrawn(string(h.teeBuf[:i])))
 			h.teeBuf = h.teeBuf[i+1:]
 		}
 	}
@@ -62,6 +62,14 @@ func (h *humanOut) Write(b []byte) (int, error) {
 		return h.held.Write(b)
 	}
 	return h.real.Write(b)
+}
+
+// lastDrawn is what a terminal shows of a line written over itself (a
+// progress bar cleared with carriage returns, then a line): what follows
+// the last carriage return that something follows.
+func lastDrawn(line string) string {
+	line = strings.TrimRight(line, "\r")
+	return line[strings.LastIndexByte(line, '\r')+1:]
 }
 
 // release lets out what --quiet held back (the command failed), or drops it.

@@ -221,7 +221,7 @@ func (p *printer) describe() {
 
 // line prints a message on stderr, above the bar on a terminal, and logs it.
 func (p *printer) line(format string, args ...any) {
-	msg := fmt.Sprintf("quak: "+format, args...)
+	msg := "quak: " + shownf(format, args...)
 	p.bar.above(p.d.stderr, msg)
 	p.log.line(msg)
 }
@@ -368,7 +368,7 @@ func (l *logFile) line(msg string) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "%s %s\n", l.now().UTC().Format(time.RFC3339), msg)
+	fmt.Fprintf(l.w, "%s %s\n", l.now().UTC().Format(time.RFC3339), shown(msg))
 }
 
 func (l *logFile) close() error {

@@ -78,7 +78,7 @@ func (p *prompter) TOTPCode(context.Context) (string, error) {
 }
 
 func (p *prompter) PasskeyURL(url string) {
-	fmt.Fprintf(p.d.stderr, "Confirm with your passkey in a browser:\n  %s\nWaiting…\n", url)
+	sayf(p.d.stderr, "Confirm with your passkey in a browser:\n  %s\nWaiting…\n", url)
 }
 
 func (p *prompter) DerivingKeys() {

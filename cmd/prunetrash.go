@@ -50,10 +50,10 @@ y (years): 30d, 2w, 6mo. A bare m is refused (minutes or months?).
 				verb = "Would delete"
 			}
 			for _, day := range days {
-				fmt.Fprintf(d.stdout, "%s the trash of %s (%d files, %s).\n", verb, day.Name, len(day.Files), humanBytes(day.Bytes))
+				sayf(d.stdout, "%s the trash of %s (%s, %s).\n", verb, day.Name, plural(len(day.Files), "file"), humanBytes(day.Bytes))
 				if dry {
 					for _, f := range day.Files {
-						fmt.Fprintf(d.stdout, "  %s\n", filepath.Join(day.Name, f))
+						sayf(d.stdout, "  %s\n", filepath.Join(day.Name, f))
 					}
 				}
 			}

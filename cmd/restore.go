@@ -161,7 +161,7 @@ func (out *restoreOutput) event(e restore.Event) {
 }
 
 func (out *restoreOutput) line(format string, args ...any) {
-	out.bar.above(out.d.stderr, fmt.Sprintf(format, args...))
+	out.bar.above(out.d.stderr, shownf(format, args...))
 }
 
 // finish prints the summary: a line on stdout (none with -q), or the JSON
@@ -189,7 +189,7 @@ func (out *restoreOutput) finish(s *restore.Summary, email string, err error) {
 	if out.o.dryRun {
 		verb = "would upload"
 	}
-	fmt.Fprintf(out.d.stdout, "%d of %d files %s to %s (%s), %d already there, %d album additions, %d albums created; %d failed\n",
+	sayf(out.d.stdout, "%d of %d files %s to %s (%s), %d already there, %d album additions, %d albums created; %d failed\n",
 		s.Uploaded, s.Files, verb, email, humanBytes(s.Bytes), s.Present, s.Added, s.AlbumsCreated, s.Failed)
 	if s.LeftOut > 0 {
 		fmt.Fprintf(out.d.stdout, "%s in the backup left out: not saved whole, or deleted from every album before the backup\n", plural(s.LeftOut, "file"))

@@ -228,9 +228,9 @@ func reportIn(w io.Writer, err error, c *cobra.Command) int {
 	if c != nil {
 		command = c.CommandPath()
 	}
-	fmt.Fprintf(w, "quak: error: %v\n", err)
+	sayf(w, "quak: error: %s\n", err)
 	if hint := hintFor(err, code, command); hint != "" {
-		fmt.Fprintf(w, "quak: hint: %s\n", hint)
+		sayf(w, "quak: hint: %s\n", hint)
 	}
 	return code
 }

@@ -212,6 +212,6 @@ func noteFolders(d deps, a *account.Account) {
 		return
 	}
 	for _, f := range fs.Of(a.Email, a.Endpoint) {
-		fmt.Fprintf(d.stdout, "%s stays recorded as its backup: --all reports it as not logged in until you log in again or run quak accounts --forget %s\n", f.Dir, f.Dir)
+		sayf(d.stdout, "%s stays recorded as its backup: --all reports it as not logged in until you log in again or run quak accounts --forget %s\n", f.Dir, f.Dir)
 	}
 }

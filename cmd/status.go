@@ -189,33 +189,33 @@ func checkSession(ctx context.Context, d deps, n *netFlags, dir, email string, l
 
 func writeStatus(w io.Writer, dir string, h *folder.Health, session string, free int64, now time.Time) {
 	last, c := h.Last, h.Last.Counts
-	fmt.Fprintf(w, "Backup:        %s\n", dir)
+	sayf(w, "Backup:        %s\n", dir)
 	if last.Email == "" && last.UserID == 0 {
-		fmt.Fprintf(w, "Account:       none: a public link's album, on %s\n", last.Endpoint)
+		sayf(w, "Account:       none: a public link's album, on %s\n", last.Endpoint)
 	} else {
-		fmt.Fprintf(w, "Account:       %s (user %d) on %s\n", last.Email, last.UserID, last.Endpoint)
+		sayf(w, "Account:       %s (user %d) on %s\n", last.Email, last.UserID, last.Endpoint)
 	}
-	fmt.Fprintf(w, "Session:       %s\n", session)
-	fmt.Fprintf(w, "Last run:      %s to %s (%s ago), %s: %d new, %d linked, %d metadata updates, %d failed (exit code %d)\n",
+	sayf(w, "Session:       %s\n", session)
+	sayf(w, "Last run:      %s to %s (%s ago), %s: %d new, %d linked, %d metadata updates, %d failed (exit code %d)\n",
 		last.Start.Format(time.RFC3339), last.End.Format(time.RFC3339), folder.Ago(now.Sub(last.End)), last.Outcome,
 		c.New, c.Linked, c.Metadata, c.Failed, last.ExitCode)
 	if h.Success != nil {
-		fmt.Fprintf(w, "Last success:  %s, %s ago\n", h.Success.End.Format(time.RFC3339), folder.Ago(now.Sub(h.Success.End)))
+		sayf(w, "Last success:  %s, %s ago\n", h.Success.End.Format(time.RFC3339), folder.Ago(now.Sub(h.Success.End)))
 	} else {
 		fmt.Fprintln(w, "Last success:  never")
 	}
-	fmt.Fprintf(w, "In the backup: %d files, %s\n", last.TotalFiles, humanBytes(last.TotalBytes))
+	sayf(w, "In the backup: %d files, %s\n", last.TotalFiles, humanBytes(last.TotalBytes))
 	if free >= 0 {
-		fmt.Fprintf(w, "Free space:    %s\n", humanBytes(free))
+		sayf(w, "Free space:    %s\n", humanBytes(free))
 	}
-	fmt.Fprintf(w, "Metadata:      %s\n", viewsText(h.Views))
+	sayf(w, "Metadata:      %s\n", viewsText(h.Views))
 	writeFailing(w, last)
 	if len(h.Problems) == 0 {
 		fmt.Fprintln(w, "Status:        healthy")
 		return
 	}
 	for _, p := range h.Problems {
-		fmt.Fprintf(w, "Problem:       %s\n", p.Msg)
+		sayf(w, "Problem:       %s\n", p.Msg)
 	}
 }
 
@@ -224,13 +224,13 @@ func writeFailing(w io.Writer, last *folder.RunRecord) {
 	if len(last.Failures) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Failing:       %d files\n", last.Counts.Failed)
+	sayf(w, "Failing:       %d files\n", last.Counts.Failed)
 	for i, f := range last.Failures {
 		if i == 20 {
-			fmt.Fprintf(w, "  … and %d more (quak status --json lists them)\n", len(last.Failures)-i)
+			sayf(w, "  … and %d more (quak status --json lists them)\n", len(last.Failures)-i)
 			break
 		}
-		fmt.Fprintf(w, "  file %d, %s / %s: %s: %s\n", f.FileID, f.Album, orUnknown(f.Title), f.Reason, f.Error)
+		sayf(w, "  file %d, %s / %s: %s: %s\n", f.FileID, f.Album, orUnknown(f.Title), f.Reason, f.Error)
 	}
 }
 

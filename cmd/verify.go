@@ -86,9 +86,9 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 		if jl != nil {
 			jl.write("problem", map[string]any{"kind": string(p.Kind), "fileID": p.FileID, "path": p.Path, "detail": p.Detail})
 		}
-		line := fmt.Sprintf("quak: %s: %s", p.Kind, p.Path)
+		line := shownf("quak: %s: %s", string(p.Kind), p.Path)
 		if p.Detail != "" {
-			line += " (" + p.Detail + ")"
+			line += shownf(" (%s)", p.Detail)
 		}
 		fmt.Fprintln(d.stderr, line)
 	}})
@@ -116,7 +116,7 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 		fmt.Fprintf(d.stdout, "%d of %d files checked (%s read): %s; in %s\n", sum.Checked, sum.Total,
 			humanBytes(sum.Bytes), strings.Join(parts, ", "), sum.Duration.Round(time.Millisecond))
 		if len(sum.Redownload) > 0 {
-			fmt.Fprintf(d.stdout, "Run quak backup --verify %s to download the missing, changed and mismatched files again.\n", dir)
+			sayf(d.stdout, "Run quak backup --verify %s to download the missing, changed and mismatched files again.\n", dir)
 		}
 	}
 	if !sum.OK() {

@@ -31,7 +31,7 @@ func runWhoami(ctx context.Context, d deps, n *netFlags, email string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(d.stdout, "%s (user %d) on %s\n", a.Email, a.UserID, a.Endpoint)
+	sayf(d.stdout, "%s (user %d) on %s\n", a.Email, a.UserID, a.Endpoint)
 	if _, err := c.SessionValidity(ctx); err != nil {
 		return fmt.Errorf("checking the session: %w", err)
 	}
