@@ -103,7 +103,7 @@ func runAccounts(ctx context.Context, d deps, o *accountsOpts) error {
 		writeAccounts(d, lines)
 	}
 	if code != exitOK {
-		return &statusError{code: code, msg: "not every account can back up: see the sessions above"}
+		return &statusError{code: code, msg: "not every account can back up: see the sessions above", inJSON: o.json}
 	}
 	return nil
 }

@@ -190,7 +190,7 @@ func reportedInJSON(err error) bool {
 	var se *statusError
 	var pe *problemsError
 	var fe *foldersError
-	return errors.As(err, &se) || errors.As(err, &pe) || errors.As(err, &fe)
+	return (errors.As(err, &se) && se.inJSON) || errors.As(err, &pe) || errors.As(err, &fe)
 }
 
 // usageError marks a bad command line.

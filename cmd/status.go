@@ -73,6 +73,8 @@ type statusError struct {
 	code int
 	msg  string
 	hint string // what to do, when the code's usual hint does not fit
+	// inJSON: the command's JSON said all of it, so no "error" line follows.
+	inJSON bool
 }
 
 func (e *statusError) Error() string { return e.msg }
@@ -116,6 +118,11 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 		}
 		return &statusError{code: code, msg: nr.Error()}
 	}
+	var re *folder.RecordError
+	if errors.As(err, &re) {
+		return &statusError{code: exitPartial, msg: "backup not healthy: " + re.Error(),
+			hint: "run `quak backup " + dir + "`: every run that starts writes the record again; until then how the last run went is not known"}
+	}
 	if err != nil {
 		return err
 	}
@@ -145,7 +152,7 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 	for _, p := range h.Problems {
 		msgs = append(msgs, p.Msg)
 	}
-	se := &statusError{code: code, msg: "backup not healthy: " + strings.Join(msgs, "; ")}
+	se := &statusError{code: code, msg: "backup not healthy: " + strings.Join(msgs, "; "), inJSON: o.json}
 	if code == exitLogin && f.HasLink() {
 		se.hint = "ask the album's owner for a new link, then run `quak backup --link-file FILE " + dir + "`"
 	}

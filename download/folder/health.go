@@ -62,8 +62,9 @@ func (e *NoRecordError) Error() string {
 }
 
 // Health reads the folder's records and draws the verdict. Errors:
-// *DirError for a folder with no recorded backup, *NoRecordError, and
-// records that cannot be read.
+// *DirError for a folder with no recorded backup, *NoRecordError,
+// *RecordError for a last-run.json that does not read as a run, and
+// records that cannot be read at all.
 func (f *Folder) Health(hc HealthCheck) (*Health, error) {
 	last, err := f.LastRun()
 	if errors.Is(err, os.ErrNotExist) {
@@ -73,10 +74,15 @@ func (f *Folder) Health(hc HealthCheck) (*Health, error) {
 		return nil, err
 	}
 	h := &Health{Last: last}
-	if h.Success, err = f.LastSuccess(); err != nil && !errors.Is(err, os.ErrNotExist) {
+	var re *RecordError
+	switch h.Success, err = f.LastSuccess(); {
+	case errors.As(err, &re):
+		h.add(&Problem{Stale, re.Error() + ", so when a run last fully succeeded is not known; the next run that does writes it again"})
+	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return nil, err
+	default:
+		h.staleness(hc)
 	}
-	h.staleness(hc)
 	h.Problems = append(h.Problems, last.problems()...)
 	h.add(f.refusalProblem())
 	if err := f.CheckState(); err != nil {

@@ -1,6 +1,7 @@
 package folder
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -135,13 +136,43 @@ func (f *Folder) LastRun() (*RunRecord, error) { return f.readRun(lastRun) }
 // LastSuccess reads last-success.json: os.ErrNotExist when there is none.
 func (f *Folder) LastSuccess() (*RunRecord, error) { return f.readRun(lastSuccess) }
 
+// readRun reads a run record. Errors: os.ErrNotExist when there is none,
+// *RecordError when it is not JSON or holds no run (null, {}).
 func (f *Folder) readRun(name string) (*RunRecord, error) {
-	var r RunRecord
-	if err := f.readJSON(name, &r); err != nil {
+	var r *RunRecord
+	err := f.readJSON(name, &r)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return nil, &RecordError{Path: f.path(name), Reason: "is not JSON (" + se.Error() + ")"}
+	case errors.As(err, &te):
+		return nil, &RecordError{Path: f.path(name), Reason: "is not a run record (" + te.Error() + ")"}
+	case err != nil:
 		return nil, err
+	case r == nil || !knownOutcome(r.Outcome):
+		return nil, &RecordError{Path: f.path(name), Reason: "holds no run (no outcome quak writes)"}
 	}
-	return &r, nil
+	return r, nil
 }
+
+// knownOutcome reports an outcome quak writes.
+func knownOutcome(o string) bool {
+	switch o {
+	case OutcomeOK, OutcomePartial, OutcomeInterrupted, OutcomeFailed:
+		return true
+	}
+	return false
+}
+
+// RecordError is a run record that does not read as one: damaged, emptied
+// or edited by hand. The next run that starts writes it again.
+type RecordError struct {
+	Path   string
+	Reason string
+}
+
+func (e *RecordError) Error() string { return e.Path + " is unreadable: it " + e.Reason }
 
 // LastRefusal reads last-refused.json: os.ErrNotExist when there is none.
 func (f *Folder) LastRefusal() (*Refusal, error) {
