@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,7 +97,7 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 			return d.getenv(k)
 		}
 		if jsonOut {
-			fd.stdout = &taggedLines{w: jsonWriter(d.stdout), tags: map[string]any{"account": f.Email, "dir": f.Dir}}
+			fd.jsonTags = map[string]any{"account": f.Email, "dir": f.Dir}
 		}
 		sayf(human, "== %s on %s: %s\n", firstOf(f.Email, "a public link"), f.Endpoint, f.Dir)
 		err := run(fd, f)
@@ -311,31 +309,4 @@ func endAll(ctx context.Context, human io.Writer, runs []folderRun, n int) error
 	}
 	fmt.Fprintf(human, "Total for %d of %d folders: exit code %d\n", len(runs), n, code)
 	return err
-}
-
-// taggedLines adds fixed fields to every JSON line written through it,
-// keeping numbers exact. jsonLines writes one whole line per Write.
-type taggedLines struct {
-	w    io.Writer
-	tags map[string]any
-}
-
-func (t *taggedLines) Write(b []byte) (int, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var obj map[string]any
-	if err := dec.Decode(&obj); err != nil || obj == nil {
-		return t.w.Write(b)
-	}
-	for k, v := range t.tags {
-		obj[k] = v
-	}
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return t.w.Write(b)
-	}
-	if _, err := t.w.Write(append(out, '\n')); err != nil {
-		return 0, err
-	}
-	return len(b), nil
 }

@@ -14,9 +14,10 @@ import (
 // (RFC 3339, UTC); docs/scripting.md documents each type's fields, which
 // only ever grow.
 type jsonLines struct {
-	mu  sync.Mutex
-	w   io.Writer
-	now func() time.Time
+	mu   sync.Mutex
+	w    io.Writer
+	now  func() time.Time
+	tags map[string]any // fields added to every line
 }
 
 func newJSONLines(d deps) *jsonLines {
@@ -24,12 +25,15 @@ func newJSONLines(d deps) *jsonLines {
 	if now == nil {
 		now = time.Now
 	}
-	return &jsonLines{w: jsonWriter(d.stdout), now: now}
+	return &jsonLines{w: jsonWriter(d.stdout), now: now, tags: d.jsonTags}
 }
 
 func (j *jsonLines) write(typ string, fields map[string]any) {
-	obj := make(map[string]any, len(fields)+2)
+	obj := make(map[string]any, len(fields)+len(j.tags)+2)
 	for k, v := range fields {
+		obj[k] = v
+	}
+	for k, v := range j.tags {
 		obj[k] = v
 	}
 	obj["type"] = typ

@@ -51,6 +51,13 @@ type deps struct {
 	healthTransport http.RoundTripper
 	// freeSpace reports a folder's free bytes (nil: statfs).
 	freeSpace func(string) (int64, error)
+	// jsonTags are fields every JSON line carries (--all: the account
+	// and folder of the run that writes it).
+	jsonTags map[string]any
+	// canWrite makes and removes a file in a folder (nil: the folder
+	// package's own probe); tests stand it for a file system remounted
+	// read-only, which root cannot otherwise see.
+	canWrite func(string) error
 	// g holds the global flags once parsed (never nil under run).
 	g *globalFlags
 	// terminated reports that SIGTERM, not Ctrl-C, stopped the run (nil:

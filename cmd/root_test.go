@@ -23,6 +23,7 @@ type env struct {
 	healthTimeout   time.Duration
 	healthTransport http.RoundTripper
 	freeSpace       func(string) (int64, error)
+	canWrite        func(string) error
 	// terminal makes stderr a terminal (progress bars).
 	terminal bool
 	// readPassword, when set, is the terminal's no-echo prompt.
@@ -50,6 +51,7 @@ func (e *env) run(args ...string) (code int, stdout, stderr string) {
 		healthTimeout:   e.healthTimeout,
 		healthTransport: e.healthTransport,
 		freeSpace:       e.freeSpace,
+		canWrite:        e.canWrite,
 
 		stderrIsTerminal: e.terminal,
 		readPassword:     e.readPassword,

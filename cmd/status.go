@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -109,7 +108,7 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 		return err
 	}
 	f := folder.At(dir)
-	h, err := f.Health(folder.HealthCheck{Now: now(), MaxAge: o.maxAge, CanWrite: createIn})
+	h, err := f.Health(folder.HealthCheck{Now: now(), MaxAge: o.maxAge, CanWrite: d.canWrite})
 	var nr *folder.NoRecordError
 	if errors.As(err, &nr) {
 		code := exitPartial
@@ -157,17 +156,6 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 		se.hint = "ask the album's owner for a new link, then run `quak backup --link-file FILE " + dir + "`"
 	}
 	return se
-}
-
-// createIn makes and removes a file in dir; tests replace it to stand for
-// a file system remounted read-only, which root cannot simulate otherwise.
-var createIn = func(dir string) error {
-	f, err := os.CreateTemp(dir, ".status-*")
-	if err != nil {
-		return err
-	}
-	_ = f.Close()
-	return os.Remove(f.Name())
 }
 
 // checkSession asks the server whether the stored session is accepted and
