@@ -10,6 +10,7 @@ require (
 	go.etcd.io/bbolt v1.4.3
 	golang.org/x/crypto v0.59.0
 	golang.org/x/image v0.48.0
+	golang.org/x/sync v0.21.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 )

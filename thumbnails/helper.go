@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/filter"
@@ -189,34 +191,32 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// handleAll handles files on o.Concurrency workers; the first error
-// stops them all and is returned.
+// handleAll handles files, o.Concurrency at once; the first error stops
+// them all and is returned.
 func (r *run) handleAll(ctx context.Context, files []*candidate) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	jobs := make(chan *candidate)
-	var wg sync.WaitGroup
-	for i := 0; i < r.o.Concurrency; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range jobs {
-				if err := r.handle(ctx, c); err != nil {
-					cancel(err)
-				}
-			}
-		}()
-	}
-feed:
-	for _, c := range files {
-		select {
-		case jobs <- c:
-		case <-ctx.Done():
-			break feed
+	return r.each(ctx, files, r.handle)
+}
+
+// each calls do on every candidate, o.Concurrency at once. The first
+// error do returns stops the rest (none starts after it) and is returned;
+// so is ctx's cause when ctx ends first.
+func (r *run) each(ctx context.Context, cs []*candidate, do func(context.Context, *candidate) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.o.Concurrency)
+	for _, c := range cs {
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // stopped while it waited for a worker
+			}
+			return do(gctx, c)
+		})
 	}
-	close(jobs)
-	wg.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -306,35 +306,7 @@ func (r *run) repairLost(ctx context.Context) error {
 		}
 		return &StoreUnavailableError{Lost: len(r.lost), Checked: r.checked}
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	jobs := make(chan *candidate)
-	var wg sync.WaitGroup
-	for i := 0; i < r.o.Concurrency; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range jobs {
-				if err := r.settle(ctx, c, Lost, nil); err != nil {
-					cancel(err)
-				}
-			}
-		}()
-	}
-feed:
-	for _, c := range r.lost {
-		select {
-		case jobs <- c:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	return nil
+	return r.each(ctx, r.lost, func(ctx context.Context, c *candidate) error { return r.settle(ctx, c, Lost, nil) })
 }
 
 func (r *run) record(e Event) {
