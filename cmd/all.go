@@ -136,7 +136,7 @@ func worstOf(ctx context.Context, runs []folderRun) (int, error) {
 	if code == exitOK {
 		return code, nil
 	}
-	return code, &foldersError{code: code, msg: fmt.Sprintf("%d of %d folders did not fully succeed (exit code %d, the worst of their codes)", bad, len(runs), code)}
+	return code, &foldersError{code: code, msg: fmt.Sprintf("%d of %s did not fully succeed (exit code %d, the worst of their codes)", bad, plural(len(runs), "folder"), code)}
 }
 
 // runBackupAll backs up every registered folder with its own account, and
@@ -279,7 +279,7 @@ func allLines(runs []folderRun, sums map[string]*backup.Summary, total *backup.S
 	if total.Started {
 		counts = summaryLine(total)
 	}
-	return append(lines, fmt.Sprintf("%sTotal for %d of %d folders: %s; exit code %d", outcomeFirst(code), len(runs), folders, counts, code))
+	return append(lines, fmt.Sprintf("%sTotal for %d of %s: %s; exit code %d", outcomeFirst(code), len(runs), plural(folders, "folder"), counts, code))
 }
 
 // runOnAll runs a per-folder command (status, verify) on every registered
@@ -307,6 +307,6 @@ func endAll(ctx context.Context, human io.Writer, runs []folderRun, n int) error
 	for _, r := range runs {
 		sayf(human, "%s, %s: exit code %d\n", firstOf(r.folder.Email, "a public link"), r.folder.Dir, r.code)
 	}
-	fmt.Fprintf(human, "Total for %d of %d folders: exit code %d\n", len(runs), n, code)
+	fmt.Fprintf(human, "Total for %d of %s: exit code %d\n", len(runs), plural(n, "folder"), code)
 	return err
 }

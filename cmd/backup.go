@@ -142,7 +142,7 @@ func newBackupCmd(d deps) *cobra.Command {
 			exitNoDownload:  "",
 			exitTempFail: "the server or its object store could not be reached (refused, or several files in a row " +
 				"could not connect): the run stopped at once, files not tried are not failed; try again later",
-			exitFatal: "", exitLogin: "", exitUsage: "", exitInterrupt: "", exitTerminated: "",
+			exitFatal: "", exitLogin: "", exitUsage: albumsUsageHelp, exitInterrupt: "", exitTerminated: "",
 		}) + "\n\n" + allOrderText(),
 		Args: o.multi.args("backup"),
 		RunE: func(c *cobra.Command, args []string) error {

@@ -52,7 +52,7 @@ type netFlags struct {
 func (n *netFlags) register(fs *pflag.FlagSet) {
 	d := apiclient.DefaultDeadlines()
 	durationVar(fs, &n.requestTimeout, "request-timeout", d.Headers, "give up on a request with no response headers after this long (20s, 2min)")
-	durationVar(fs, &n.idleTimeout, "idle-timeout", d.BodyIdle, "give up on a download that sends no byte for this long")
+	durationVar(fs, &n.idleTimeout, "idle-timeout", d.BodyIdle, "give up on an answer that sends no byte for this long")
 }
 
 // client builds the API client for endpoint with quak's deadlines.

@@ -45,7 +45,7 @@ func TestBackupDryRunAndMetadataOnly(t *testing.T) {
 	f.Edit(func(s *enteapitest.FileSpec) { s.Caption = "hello" })
 	downloads := s.RequestsWithPrefix("GET /store/")
 	code, out, errOut = e.run("backup", "--metadata-only", dir)
-	if code != 0 || !strings.Contains(out, "1 metadata updates") || s.RequestsWithPrefix("GET /store/") != downloads {
+	if code != 0 || !strings.Contains(out, "1 metadata update,") || s.RequestsWithPrefix("GET /store/") != downloads {
 		t.Fatalf("code %d\n%s%s", code, out, errOut)
 	}
 	if b, err := os.ReadFile(sidecar); err != nil || !strings.Contains(string(b), "hello") {

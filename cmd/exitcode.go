@@ -49,7 +49,7 @@ var exitCodes = []exitCode{
 	{exitUnusableDir, "unusable-dir", "the backup folder is unusable: missing, not writable, or another account's", 4},
 	{exitStale, "stale", "quak status only: no fully successful run within --max-age", 8},
 	{exitNoDownload, "no-download", "a public link's owner turned downloads off: quak honours that and saved nothing", 4},
-	{exitUsage, "usage", "bad command line, or an --albums pattern that matches no album", 3},
+	{exitUsage, "usage", albumsUsageHelp, 3},
 	{exitTempFail, "tempfail", "the server or its object store could not be reached: the run stopped at once, files not tried are not failed; try again later (EX_TEMPFAIL)", 6},
 	{exitInterrupt, "interrupted", "interrupted by Ctrl-C (SIGINT)", 2},
 	{exitTerminated, "terminated", "stopped by SIGTERM", 1},
@@ -107,9 +107,16 @@ func allOrderText() string {
 	return strings.TrimSuffix(hangingIndent("", text, 76), "\n")
 }
 
+// usageHelp is what 64 means for a command with no --albums, whose help
+// says "" of it.
+const usageHelp = "bad command line"
+
+// albumsUsageHelp is what 64 means for a command with --albums.
+const albumsUsageHelp = "bad command line, or an --albums pattern that matches no album"
+
 // exitHelp is the "Exit codes:" part of a command's help: the codes in
 // own, in exitCodes' order, each with the meaning own gives it or, for "",
-// the table's. The lines are indented so that help shows them as a list
+// the table's (for 64, usageHelp). The lines are indented so that help shows them as a list
 // and the man pages keep them as they are.
 func exitHelp(own map[int]string) string {
 	var b strings.Builder
@@ -119,7 +126,10 @@ func exitHelp(own map[int]string) string {
 		if !ok {
 			continue
 		}
-		if m == "" {
+		switch {
+		case m == "" && c.code == exitUsage:
+			m = usageHelp
+		case m == "":
 			m = c.meaning
 		}
 		b.WriteString(hangingIndent(fmt.Sprintf("    %-4d ", c.code), m, 76))
@@ -131,7 +141,7 @@ func exitHelp(own map[int]string) string {
 func everyExitCode() string {
 	own := map[int]string{}
 	for _, c := range exitCodes {
-		own[c.code] = ""
+		own[c.code] = c.meaning
 	}
 	return exitHelp(own)
 }

@@ -90,7 +90,7 @@ func newFixThumbnailsCmd(d deps) *cobra.Command {
 			exitLocked: "--from's backup folder is in use by a running backup",
 			exitTempFail: "the object store looks unavailable (most thumbnails look lost at once): " +
 				"nothing was repaired; run again later",
-			exitFatal: "", exitLogin: "", exitUsage: "",
+			exitFatal: "", exitLogin: "", exitUsage: albumsUsageHelp,
 		}),
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runFixThumbnails(c.Context(), d, o) },
@@ -149,8 +149,8 @@ func runFixThumbnails(ctx context.Context, d deps, o *fixThumbsOpts) error {
 	}
 	tp.summary(sum, o.dryRun)
 	if !sum.Healthy() {
-		return &problemsError{fmt.Sprintf("%d files need attention (unknown, too large, unsupported or failed) and %d albums could not be listed",
-			len(sum.Problems), sum.AlbumsFailed)}
+		return &problemsError{fmt.Sprintf("%s needing attention (unknown, too large, unsupported or failed) and %s that could not be listed",
+			plural(len(sum.Problems), "file"), plural(sum.AlbumsFailed, "album"))}
 	}
 	return nil
 }
@@ -251,7 +251,7 @@ func writeThumbSummary(w io.Writer, s *thumbnails.Summary, dryRun bool) {
 			parts = append(parts, fmt.Sprintf("%d %s", n, c))
 		}
 	}
-	fmt.Fprintf(w, "%d owned files checked: %s", s.Owned, strings.Join(parts, ", "))
+	fmt.Fprintf(w, "%s checked: %s", plural(s.Owned, "owned file"), strings.Join(parts, ", "))
 	parts = parts[:0]
 	for _, a := range thumbActions {
 		if n := s.Actions[a]; n > 0 {
@@ -284,14 +284,6 @@ func writeThumbSummary(w io.Writer, s *thumbnails.Summary, dryRun bool) {
 type problemsError struct{ msg string }
 
 func (e *problemsError) Error() string { return e.msg }
-
-// plural is "1 file" or "n files".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
 
 // register declares the helper's flags into o.
 func (o *fixThumbsOpts) register(f *pflag.FlagSet) {

@@ -34,7 +34,7 @@ func TestRefusedBackupAllGivesOneHint(t *testing.T) {
 	code, _, errOut := fam.e.run("backup", "--all")
 	require.Equal(t, exitLocked, code, errOut)
 	assert.Equal(t, []string{"wait for the other run to finish; the lock goes away with it"}, hints(errOut), errOut)
-	assert.Contains(t, errOut, "quak: error: 1 of 1 folders did not fully succeed (exit code 4, the worst of their codes)\n")
+	assert.Contains(t, errOut, "quak: error: 1 of 1 folder did not fully succeed (exit code 4, the worst of their codes)\n")
 }
 
 // An error that says what to do gets that hint alone, never the generic
@@ -116,7 +116,7 @@ func TestBackupAllWithNothingStartedPrintsNoCounts(t *testing.T) {
 	require.Equal(t, exitUnusableDir, code, errOut)
 	assert.NotContains(t, out, "0 new")
 	assert.Contains(t, out, "exit code 5: refused before it started: backup folder "+fam.dirs["alice"]+" does not exist")
-	assert.Contains(t, out, "FAILED (exit code 5): Total for 1 of 1 folders: every one was refused before it started; exit code 5\n")
+	assert.Contains(t, out, "FAILED (exit code 5): Total for 1 of 1 folder: every one was refused before it started; exit code 5\n")
 }
 
 // quak status without a folder says how to name one.

@@ -181,8 +181,8 @@ func (p *printer) event(e backup.Event) {
 	case backup.FileWarning:
 		p.line("warning: %s (file %d): %v", inAlbum(e.Album, e.Title), e.FileID, e.Err)
 	case backup.ViewsChanged:
-		p.line("%s the sidecars and date view to the folder's options: %d files changed, nothing downloaded",
-			p.verb("converted", "would convert"), e.Files)
+		p.line("%s the sidecars and date view to the folder's options: %s changed, nothing downloaded",
+			p.verb("converted", "would convert"), plural(e.Files, "file"))
 	}
 }
 
@@ -261,8 +261,11 @@ func (p *printer) finish(s *backup.Summary, code int, err error) {
 		out = p.d.stderr
 	}
 	line := outcomeFirst(code) + summaryLine(s)
-	if p.dryRun {
-		line = outcomeFirst(code) + "Dry run, nothing written; a real run would make: " + summaryLine(s)
+	switch {
+	case p.dryRun && code == exitOK:
+		line = "Dry run, nothing written; a real run would make: " + summaryLine(s)
+	case p.dryRun:
+		line = outcomeFirst(code) + "Dry run, nothing written; before it stopped it found: " + summaryLine(s)
 	}
 	fmt.Fprintln(out, line)
 	p.log.line(line)
@@ -326,13 +329,13 @@ func outcomeFirst(code int) string {
 }
 
 func summaryLine(s *backup.Summary) string {
-	line := fmt.Sprintf("%d new, %d linked, %d adopted, %d metadata updates, %d unchanged, %d failed, %d deleted on server",
-		s.New, s.Linked, s.Adopted, s.Updated, s.Unchanged, s.Failed, s.DeletedOnServer)
+	line := fmt.Sprintf("%d new, %d linked, %d adopted, %s, %d unchanged, %d failed, %d deleted on server",
+		s.New, s.Linked, s.Adopted, plural(s.Updated, "metadata update"), s.Unchanged, s.Failed, s.DeletedOnServer)
 	if s.HashMismatches > 0 {
-		line += fmt.Sprintf(", %d hash mismatches", s.HashMismatches)
+		line += ", " + plural(s.HashMismatches, "hash mismatch", "hash mismatches")
 	}
 	if s.AlbumsDeleted+s.AlbumsFailed > 0 {
-		line += fmt.Sprintf(", %d albums deleted, %d albums failed", s.AlbumsDeleted, s.AlbumsFailed)
+		line += fmt.Sprintf(", %s deleted, %s failed", plural(s.AlbumsDeleted, "album"), plural(s.AlbumsFailed, "album"))
 	}
 	if n := max(s.Skipped, s.LeftOut); n > 0 || s.AlbumsLeftOut > 0 {
 		line += fmt.Sprintf(", %d left out by filters", n)

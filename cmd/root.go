@@ -24,6 +24,7 @@ import (
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/errs"
+	"github.com/quak-photos/quak/restore"
 	"github.com/quak-photos/quak/thumbnails"
 )
 
@@ -386,6 +387,23 @@ func folderHint(err error, command string) string {
 		return "back up " + ne.Inside + " itself, or pass --allow-nested to keep a separate backup in this folder"
 	case errors.As(err, &ne):
 		return "give one of them as DIR, or pass --allow-nested to keep a backup here as well"
+	case errors.As(err, &de) && command == "quak restore":
+		return restorableBelow(de.Dir)
 	}
 	return ""
+}
+
+// restorableBelow names the backups and exports up to three folders below
+// dir, the folder a restore was given, which holds neither: "" for none.
+func restorableBelow(dir string) string {
+	found := folder.Below(dir, func(p string) bool {
+		return folder.At(p).HasState() || restore.IsEnteExport(p) || restore.IsDesktopExport(p)
+	})
+	switch len(found) {
+	case 0:
+		return ""
+	case 1:
+		return found[0] + " looks like one: run `quak restore " + found[0] + "`"
+	}
+	return strings.Join(found, ", ") + " look like ones: restore each with `quak restore DIR`"
 }

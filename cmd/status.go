@@ -191,15 +191,15 @@ func writeStatus(w io.Writer, dir string, h *folder.Health, session string, free
 		sayf(w, "Account:       %s (user %d) on %s\n", last.Email, last.UserID, last.Endpoint)
 	}
 	sayf(w, "Session:       %s\n", session)
-	sayf(w, "Last run:      %s to %s (%s ago), %s: %d new, %d linked, %d metadata updates, %d failed (exit code %d)\n",
+	sayf(w, "Last run:      %s to %s (%s ago), %s: %d new, %d linked, %s, %d failed, %d deleted on server (exit code %d)\n",
 		last.Start.Format(time.RFC3339), last.End.Format(time.RFC3339), folder.Ago(now.Sub(last.End)), last.Outcome,
-		c.New, c.Linked, c.Metadata, c.Failed, last.ExitCode)
+		c.New, c.Linked, plural(c.Metadata, "metadata update"), c.Failed, c.DeletedOnServer, last.ExitCode)
 	if h.Success != nil {
 		sayf(w, "Last success:  %s, %s ago\n", h.Success.End.Format(time.RFC3339), folder.Ago(now.Sub(h.Success.End)))
 	} else {
 		fmt.Fprintln(w, "Last success:  never")
 	}
-	sayf(w, "In the backup: %d files, %s\n", last.TotalFiles, humanBytes(last.TotalBytes))
+	sayf(w, "In the backup: %s, %s\n", plural(last.TotalFiles, "file"), humanBytes(last.TotalBytes))
 	if free >= 0 {
 		sayf(w, "Free space:    %s\n", humanBytes(free))
 	}
@@ -219,7 +219,7 @@ func writeFailing(w io.Writer, last *folder.RunRecord) {
 	if len(last.Failures) == 0 {
 		return
 	}
-	sayf(w, "Failing:       %d files\n", last.Counts.Failed)
+	sayf(w, "Failing:       %s\n", plural(last.Counts.Failed, "file"))
 	for i, f := range last.Failures {
 		if i == 20 {
 			sayf(w, "  … and %d more (quak status --json lists them)\n", len(last.Failures)-i)

@@ -137,7 +137,7 @@ func TestStatusNeverHealthyAfterALesserRun(t *testing.T) {
 		require.Equal(t, exitPartial, first(e.run("backup", dir)))
 		code, lines := statusOf(t, e, dir)
 		assert.Equal(t, exitPartial, code)
-		assert.Contains(t, lines, "1 album could not be listed")
+		assert.Contains(t, lines, "albums the last run could not list: 1")
 	})
 	t.Run("record missing", func(t *testing.T) {
 		e, _, _, dir := setup(t)

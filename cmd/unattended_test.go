@@ -236,7 +236,7 @@ func TestStatusExitCodes(t *testing.T) {
 		t.Fatal("backup failed")
 	}
 	code, out, errOut := e.run("status", dir)
-	if code != 0 || !strings.Contains(out, "healthy") || !strings.Contains(out, "Session:       valid") || !strings.Contains(out, "1 files") {
+	if code != 0 || !strings.Contains(out, "healthy") || !strings.Contains(out, "Session:       valid") || !strings.Contains(out, "In the backup: 1 file,") {
 		t.Fatalf("fresh: code %d\n%s%s", code, out, errOut)
 	}
 

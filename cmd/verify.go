@@ -113,7 +113,7 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 		for _, k := range kinds {
 			parts = append(parts, fmt.Sprintf("%d %s", sum.Problems[k], k))
 		}
-		fmt.Fprintf(d.stdout, "%d of %d files checked (%s read): %s; in %s\n", sum.Checked, sum.Total,
+		fmt.Fprintf(d.stdout, "%d of %s checked (%s read): %s; in %s\n", sum.Checked, plural(sum.Total, "file"),
 			humanBytes(sum.Bytes), strings.Join(parts, ", "), sum.Duration.Round(time.Millisecond))
 		if len(sum.Redownload) > 0 {
 			sayf(d.stdout, "Run quak backup --verify %s to download the missing, changed and mismatched files again.\n", dir)

@@ -26,7 +26,7 @@ func TestVerifyConcurrencyIsAtLeastOne(t *testing.T) {
 	}
 	code, out, errOut := e.run("verify", "--concurrency", "1", dir)
 	assert.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, "1 of 1 files checked")
+	assert.Contains(t, out, "1 of 1 file checked")
 }
 
 // What verify prints, problems and their order included, is the same

@@ -59,7 +59,7 @@ func TestViewFlagsAreRememberedAndShownByStatus(t *testing.T) {
 	require.Equal(t, exitOK, code, out+errOut)
 	assert.False(t, exists(filepath.Join(dir, "Trips/x.jpg.xmp")), "--xmp=false removes them")
 	assert.True(t, exists(filepath.Join(dir, "Trips/x.jpg.supplemental-metadata.json")), "the rest is remembered")
-	assert.Contains(t, errOut, "quak: converted the sidecars and date view to the folder's options: 1 files changed, nothing downloaded")
+	assert.Contains(t, errOut, "quak: converted the sidecars and date view to the folder's options: 1 file changed, nothing downloaded")
 	assert.Contains(t, out, `"type":"views-changed"`)
 	assert.Contains(t, out, `"files":1`)
 

@@ -168,7 +168,18 @@ func parentHint(dir string) string {
 	}
 	up := filepath.Dir(abs)
 	if up != abs && (folder.At(up).HasState() || IsEnteExport(up) || IsDesktopExport(up)) {
-		return "; it is an album folder of " + up + ": restore that folder"
+		return "; it is " + partName(filepath.Base(abs)) + " of " + up + ": restore that folder"
 	}
 	return ""
+}
+
+// partName says what a folder of a backup or export is, by its name.
+func partName(name string) string {
+	switch name {
+	case folder.StateDir:
+		return "quak's own folder"
+	case "By date":
+		return "the date view"
+	}
+	return "an album folder"
 }

@@ -132,7 +132,7 @@ func (r *RunRecord) problems() []Problem {
 		out = append(out, Problem{Failing, msg})
 	}
 	if n := r.Counts.AlbumsFailed; n > 0 {
-		out = append(out, Problem{Failing, plural(n, "album") + " could not be listed in the last run"})
+		out = append(out, Problem{Failing, fmt.Sprintf("albums the last run could not list: %d", n)})
 	}
 	if r.MetadataOnly {
 		out = append(out, Problem{Failing, "the last run was --metadata-only: it refreshed metadata and downloaded nothing, so it was no full backup"})
@@ -205,11 +205,4 @@ func Ago(d time.Duration) string {
 		return d.Round(time.Minute).String()
 	}
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -95,7 +95,7 @@ func TestWhatTheLastRunSays(t *testing.T) {
 		says string
 	}{
 		"partial":       {&RunRecord{Outcome: OutcomePartial, ExitCode: 2, Error: &msg, End: now}, "the last run ended partial (exit code 2): " + msg},
-		"album":         {&RunRecord{Outcome: OutcomeOK, Counts: Counts{AlbumsFailed: 2}, End: now}, "2 albums could not be listed"},
+		"album":         {&RunRecord{Outcome: OutcomeOK, Counts: Counts{AlbumsFailed: 2}, End: now}, "albums the last run could not list: 2"},
 		"metadata only": {&RunRecord{Outcome: OutcomeOK, MetadataOnly: true, End: now}, "--metadata-only"},
 		"prune refused": {&RunRecord{Outcome: OutcomeOK, PruneRefused: "too many", End: now}, "--prune was refused, so it was no full backup: too many"},
 	} {

@@ -44,10 +44,11 @@ func (f *Folder) CheckNested() error {
 		}
 	}
 	var holds []string
-	walkDirs(f.Dir, nestDepth, func(p string) {
+	walkDirs(f.Dir, nestDepth, func(p string) bool {
 		if At(p).HasState() {
 			holds = append(holds, p)
 		}
+		return true
 	})
 	if len(holds) > 0 {
 		sort.Strings(holds)
@@ -56,9 +57,26 @@ func (f *Folder) CheckNested() error {
 	return nil
 }
 
+// Below lists the folders under dir, up to three levels down, that is
+// says are what a person looks for (a backup, an export), in order; not
+// those inside one found, which are parts of it.
+func Below(dir string, is func(string) bool) []string {
+	var found []string
+	walkDirs(dir, nestDepth, func(p string) bool {
+		if is(p) {
+			found = append(found, p)
+			return false
+		}
+		return true
+	})
+	sort.Strings(found)
+	return found
+}
+
 // walkDirs calls fn for each folder under root, depth levels down at
-// most, never through a symbolic link nor into a hidden folder.
-func walkDirs(root string, depth int, fn func(string)) {
+// most, never through a symbolic link nor into a hidden folder, and
+// looks inside a folder only when fn says so.
+func walkDirs(root string, depth int, fn func(string) bool) {
 	if depth == 0 {
 		return
 	}
@@ -71,7 +89,8 @@ func walkDirs(root string, depth int, fn func(string)) {
 			continue
 		}
 		p := filepath.Join(root, e.Name())
-		fn(p)
-		walkDirs(p, depth-1, fn)
+		if fn(p) {
+			walkDirs(p, depth-1, fn)
+		}
 	}
 }
