@@ -163,7 +163,7 @@ func missingNote(dir string) string {
 	if dirExists(dir) {
 		return ""
 	}
-	return " (missing: is the disk mounted?)"
+	return " (missing: is the disk mounted? If it is gone for good, quak accounts --forget it)"
 }
 
 // forgetFolder drops dir from the folder list, leaving its files alone.

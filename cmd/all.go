@@ -103,12 +103,25 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 		err := run(fd, f)
 		code := exitOK
 		if err != nil {
-			code = report(d.stderr, fmt.Errorf("%s, %s: %w", firstOf(f.Email, "a public link"), f.Dir, err))
+			code = report(d.stderr, &allFolderError{folder: f, err: err})
 		}
 		runs = append(runs, folderRun{folder: f, code: code, err: err})
 	}
 	return runs
 }
+
+// allFolderError is how one folder of an --all run failed, named by its
+// account and path.
+type allFolderError struct {
+	folder account.Folder
+	err    error
+}
+
+func (e *allFolderError) Error() string {
+	return fmt.Sprintf("%s, %s: %v", firstOf(e.folder.Email, "a public link"), e.folder.Dir, e.err)
+}
+
+func (e *allFolderError) Unwrap() error { return e.err }
 
 // foldersError ends an --all run some folders of which did not succeed.
 // Each folder's error was reported, with its hint, as it ended.

@@ -372,7 +372,10 @@ func folderHint(err error, command string) string {
 	var de *folder.DirError
 	var ie *account.InsecureFileError
 	var ne *folder.NestedError
+	var af *allFolderError
 	switch {
+	case errors.As(err, &de) && de.Kind == folder.DirMissing && errors.As(err, &af):
+		return "is the disk mounted? If the folder is gone for good, `quak accounts --forget " + af.folder.Dir + "` leaves it out of --all"
 	case errors.As(err, &de) && de.Kind == folder.DirMissing && command == "quak backup":
 		return "is the disk mounted? `quak backup --init DIR` creates a folder that is missing on purpose"
 	case errors.As(err, &de) && de.Kind == folder.DirMissing:

@@ -82,6 +82,9 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 	if err := verify.ValidIgnore(o.ignore); err != nil {
 		return &usageError{err}
 	}
+	if err := needFolder(dir); err != nil {
+		return err // a disk that did not mount, named as such
+	}
 	sum, err := verify.Run(ctx, verify.Options{Dir: dir, Sample: o.sample, Concurrency: o.concurrency, Now: d.now, Ignore: o.ignore, Events: func(p verify.Problem) {
 		if jl != nil {
 			jl.write("problem", map[string]any{"kind": string(p.Kind), "fileID": p.FileID, "path": p.Path, "detail": p.Detail})
