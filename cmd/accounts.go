@@ -134,7 +134,11 @@ func writeAccounts(d deps, lines []accountLine) {
 		if l.userID != 0 {
 			user = fmt.Sprintf(" (user %d)", l.userID)
 		}
-		sayf(d.stdout, "%s%s on %s: session %s\n", l.email, user, l.endpoint, l.session)
+		if l.email == "" {
+			sayf(d.stdout, "A public link's album on %s: no account, no session needed\n", l.endpoint)
+		} else {
+			sayf(d.stdout, "%s%s on %s: session %s\n", l.email, user, l.endpoint, l.session)
+		}
 		if len(l.folders) == 0 {
 			sayf(d.stdout, "  no backup folder recorded (quak backup --init --account %s DIR records one)\n", l.email)
 		}

@@ -111,7 +111,7 @@ func openLink(ctx context.Context, d deps, o *backupOpts, dir string) (*linkSour
 		return nil, &noDownloadError{album: album.Name}
 	}
 	if info.Settings.PasswordEnabled {
-		if c, err = linkPassword(ctx, d, o, c, info, sec, album.Name); err != nil {
+		if c, err = linkPassword(ctx, d, o, dir, c, info, sec, album.Name); err != nil {
 			return nil, err
 		}
 	}
@@ -153,9 +153,15 @@ func linkSecrets(d deps, lf *linkFlags, dir string) (*folder.LinkSecrets, error)
 		return nil, &usageError{fmt.Errorf("the link: %w", err)}
 	}
 	endpoint := lf.endpoint
-	if endpoint == "" {
-		if endpoint, err = l.Endpoint(); err != nil {
-			return nil, &usageError{fmt.Errorf("the link is on %s: %w", l.Host, err)}
+	switch {
+	case endpoint != "":
+	case kept != nil && kept.Host == l.Host:
+		endpoint = kept.Endpoint // the folder's link came from this host's server
+	default:
+		if endpoint, err = l.Endpoint(); errors.Is(err, publink.ErrSelfHosted) {
+			return nil, &usageError{fmt.Errorf("the link is on %s: %w", l.Host, publink.ErrSelfHosted)}
+		} else if err != nil {
+			return nil, &usageError{fmt.Errorf("the link: %w", err)}
 		}
 	}
 	sec := &folder.LinkSecrets{Host: l.Host, Endpoint: endpoint, AccessToken: l.AccessToken, Key: l.Key}
@@ -186,7 +192,7 @@ const probeSince = 1 << 62
 // the server takes it, else one for the password asked once (a prompt, or
 // --password-file). A wrong password ends the run: museum allows 10 tries
 // a minute, so quak never asks again by itself.
-func linkPassword(ctx context.Context, d deps, o *backupOpts, c *apiclient.LinkClient, info *apiclient.LinkInfo,
+func linkPassword(ctx context.Context, d deps, o *backupOpts, dir string, c *apiclient.LinkClient, info *apiclient.LinkInfo,
 	sec *folder.LinkSecrets, album string) (*apiclient.LinkClient, error) {
 	if sec.JWT != "" {
 		jc := c.WithJWT(sec.JWT)
@@ -200,7 +206,7 @@ func linkPassword(ctx context.Context, d deps, o *backupOpts, c *apiclient.LinkC
 		sec.JWT = "" // the owner changed the password
 	}
 	if o.link.passwordFile == "" && d.readPassword == nil {
-		return nil, fmt.Errorf("%w, and there is no terminal to ask for it: pass --password-file", apiclient.ErrLinkPassword)
+		return nil, &noPasswordError{dir: dir, given: o.link.url != "" || o.link.file != ""}
 	}
 	if o.link.passwordFile == "" {
 		sayf(d.stderr, "The link to \"%s\" has a password.\n", album)
@@ -219,6 +225,30 @@ func linkPassword(ctx context.Context, d deps, o *backupOpts, c *apiclient.LinkC
 	}
 	sec.JWT = jwt
 	return c.WithJWT(jwt), nil
+}
+
+// noPasswordError is a password link whose password no terminal can be
+// asked for and no --password-file gives. given: the link came from the
+// command line (the folder may not keep it yet).
+type noPasswordError struct {
+	dir   string
+	given bool
+}
+
+func (e *noPasswordError) Error() string {
+	return apiclient.ErrLinkPassword.Error() + ", and there is no terminal to ask for it: pass --password-file"
+}
+
+func (e *noPasswordError) Unwrap() error { return apiclient.ErrLinkPassword }
+
+// hint says how to give the password once, for good.
+func (e *noPasswordError) hint() string {
+	if e.given {
+		return "run this command at a terminal to type the link's password, or pass --password-file; " +
+			"later runs need only `quak backup " + e.dir + "`"
+	}
+	return "run `quak backup " + e.dir + "` once at a terminal to type the link's password, or pass --password-file; " +
+		"later runs use what the server gave for it"
 }
 
 // source is the backup's source: the link's album, read without account.

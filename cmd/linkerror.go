@@ -34,7 +34,10 @@ func linkExitCode(err error) int {
 
 // linkHint is what to do about a link's refusal.
 func linkHint(err error, command string) string {
+	var np *noPasswordError
 	switch {
+	case errors.As(err, &np):
+		return np.hint()
 	case errors.Is(err, apiclient.ErrLinkPassword):
 		return "run `" + command + " DIR` once at a terminal to type the link's password, or pass --password-file; later runs use what the server gave for it"
 	case errors.Is(err, apiclient.ErrLinkWrongPassword):

@@ -151,6 +151,6 @@ func TestAccountsListsALinkFolderAsNeedingNoLogin(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	code, out, errOut := e.run("accounts")
 	assert.Equal(t, exitOK, code, out+errOut)
-	assert.Contains(t, out, "a public link's album")
+	assert.Contains(t, out, "A public link's album on "+s.URL()+": no account, no session needed")
 	assert.Contains(t, out, dir)
 }
