@@ -195,6 +195,9 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	bo := backupOptions(d, o, dir, rs, out.pr)
 	bo.Filter, bo.Views, bo.Redownload = filters, views, redo
 	sum, err = backup.Run(ctx, bo)
+	if rs.who.Email != "" {
+		err = loginNeeded(err, rs.who.Email, rs.who.Endpoint) // the server refused the session
+	}
 	// Every folder an account backs up is recorded as its, for --all and
 	// for runs that do not say whose it is.
 	if sum != nil && sum.Started && !o.dryRun {

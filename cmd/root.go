@@ -295,6 +295,7 @@ func hintFor(err error, code int, command string) string {
 	var fe *foldersError
 	var ue *backup.UnreachableError
 	var se *statusError
+	var le *loginError
 	switch {
 	case errors.As(err, &fe):
 		return "" // each folder's error came with its own hint
@@ -327,6 +328,8 @@ func hintFor(err error, code int, command string) string {
 		return "try again later; the next run carries on where this one stopped"
 	case code == exitUsage:
 		return "run `" + command + " --help`"
+	case errors.As(err, &le):
+		return le.hint()
 	case code == exitLogin:
 		return "run `quak login`"
 	case errors.Is(err, account.ErrWrongPassword):

@@ -69,9 +69,6 @@ func pickSession(d deps, dir, email string) (*account.Account, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(ss.List) == 0 {
-		return nil, fmt.Errorf("%w (no session at %s)", errs.ErrNotLoggedIn, path)
-	}
 	var reg *account.Folder
 	if dir != "" {
 		if dir, err = filepath.Abs(dir); err != nil {
@@ -89,33 +86,61 @@ func pickSession(d deps, dir, email string) (*account.Account, error) {
 		if reg != nil && account.SameEmail(reg.Email, email) {
 			endpoint = reg.Endpoint
 		}
-		return found(ss.Find(email, endpoint))
-	case reg != nil:
+		a, err := found(ss.Find(email, endpoint))
+		return a, loginNeeded(err, email, endpoint)
+	case reg != nil && reg.Email != "":
 		a, err := ss.Find(reg.Email, reg.Endpoint)
 		if err != nil {
-			return nil, fmt.Errorf("%s belongs to %s on %s: %w", dir, reg.Email, reg.Endpoint, err)
+			return nil, loginNeeded(fmt.Errorf("%s belongs to %s on %s: %w", dir, reg.Email, reg.Endpoint, err), reg.Email, reg.Endpoint)
 		}
 		return a, nil
 	}
-	if dir != "" && len(ss.List) > 1 {
+	if dir != "" && len(ss.List) != 1 {
 		owner, err := folderOwner(dir)
-		if err != nil {
+		if err != nil && len(ss.List) > 1 {
 			return nil, err
 		}
-		if owner != nil {
+		if owner != nil && owner.Email != "" {
 			a, err := ss.Find(owner.Email, owner.Endpoint)
 			if err != nil {
-				return nil, fmt.Errorf("%s is the backup of %s on %s: %w", dir, owner.Email, owner.Endpoint, err)
+				return nil, loginNeeded(fmt.Errorf("%s is the backup of %s on %s: %w", dir, owner.Email, owner.Endpoint, err), owner.Email, owner.Endpoint)
 			}
 			return a, nil
 		}
 	}
-	if len(ss.List) > 1 {
-		return nil, &usageError{errSeveralAccounts}
+	switch len(ss.List) {
+	case 0:
+		return nil, fmt.Errorf("%w (no session at %s)", errs.ErrNotLoggedIn, path)
+	case 1:
+		// One session: as before several existed, the backup itself
+		// refuses a folder of another account.
+		return &ss.List[0], nil
 	}
-	// One session: as before several existed, the backup itself refuses a
-	// folder of another account.
-	return &ss.List[0], nil
+	return nil, &usageError{errSeveralAccounts}
+}
+
+// loginError is a session missing, or refused by its server, for an
+// account quak knows: the hint names it and its server.
+type loginError struct {
+	email, endpoint string
+	err             error
+}
+
+func (e *loginError) Error() string { return e.err.Error() }
+func (e *loginError) Unwrap() error { return e.err }
+
+// hint is the login that would do.
+func (e *loginError) hint() string {
+	return "run `quak login --email " + e.email + orEmpty(" --endpoint ", e.endpoint) + "`"
+}
+
+// loginNeeded is err, naming email's account on endpoint ("": any
+// server) when err says it needs a login.
+func loginNeeded(err error, email, endpoint string) error {
+	if !errors.Is(err, errs.ErrNotLoggedIn) {
+		return err
+	}
+	return &loginError{email: email, endpoint: endpoint, err: err}
 }
 
 // found turns an ambiguous --account into a usage error.

@@ -152,8 +152,11 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 		msgs = append(msgs, p.Msg)
 	}
 	se := &statusError{code: code, msg: "backup not healthy: " + strings.Join(msgs, "; "), inJSON: o.json}
-	if code == exitLogin && f.HasLink() {
+	switch {
+	case code == exitLogin && f.HasLink():
 		se.hint = "ask the album's owner for a new link, then run `quak backup --link-file FILE " + dir + "`"
+	case code == exitLogin && h.Last.Email != "":
+		se.hint = (&loginError{email: h.Last.Email, endpoint: h.Last.Endpoint}).hint()
 	}
 	return se
 }
