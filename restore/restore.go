@@ -122,7 +122,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	if !o.DryRun {
-		unlock, err := f.Lock()
+		unlock, err := f.LockFor("restore")
 		if err != nil {
 			return nil, err
 		}

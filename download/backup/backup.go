@@ -169,7 +169,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.DryRun {
 		st, release, err = f.CopyState()
 	} else {
-		release, err = f.Lock()
+		release, err = f.LockFor("backup")
 	}
 	if err != nil {
 		return &Summary{}, err

@@ -77,7 +77,7 @@ func EmptyTrash(dir string, cutoff time.Time, dry bool) ([]TrashDay, error) {
 		return nil, err
 	}
 	if !dry {
-		unlock, err := f.Lock()
+		unlock, err := f.LockFor("prune-trash")
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ package durable
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -117,3 +118,33 @@ func SyncDir(dir string) error {
 
 // ErrHeld reports a lock another process holds.
 var ErrHeld = errors.New("lock held by another process")
+
+// maxNote bounds what ReadNote reads of a lock file.
+const maxNote = 4096
+
+// holding writes note into the lock file f just locked (a lock file is
+// nothing but its lock, so it holds no other content), and returns what
+// empties it again and lets the lock go.
+func holding(f *os.File, note []byte) func() {
+	if note == nil {
+		return func() { _ = f.Close() }
+	}
+	if f.Truncate(0) == nil {
+		_, _ = f.WriteAt(note, 0)
+	}
+	return func() {
+		_ = f.Truncate(0)
+		_ = f.Close()
+	}
+}
+
+// ReadNote reads what the holder of the lock file at path wrote in it
+// (TryLockAs), at most 4 KiB: empty when no holder wrote anything.
+func ReadNote(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	return io.ReadAll(io.LimitReader(f, maxNote))
+}

@@ -12,16 +12,22 @@ import (
 // fails with ErrHeld at once when another process holds it. The kernel
 // drops the lock when the process dies, so it never goes stale.
 func TryLock(path string) (unlock func(), err error) {
-	return flock(path, syscall.LOCK_EX|syscall.LOCK_NB)
+	return flock(path, syscall.LOCK_EX|syscall.LOCK_NB, nil)
+}
+
+// TryLockAs is TryLock that also writes note into the lock file while it
+// holds the lock (who holds it, for ReadNote), and empties it on unlock.
+func TryLockAs(path string, note []byte) (unlock func(), err error) {
+	return flock(path, syscall.LOCK_EX|syscall.LOCK_NB, note)
 }
 
 // Lock takes an exclusive lock on the file at path (created 0600),
 // waiting for another process to let it go.
 func Lock(path string) (unlock func(), err error) {
-	return flock(path, syscall.LOCK_EX)
+	return flock(path, syscall.LOCK_EX, nil)
 }
 
-func flock(path string, how int) (func(), error) {
+func flock(path string, how int, note []byte) (func(), error) {
 	// O_NOFOLLOW: a lock file that is a link is never followed (and made)
 	// elsewhere.
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
@@ -41,5 +47,5 @@ func flock(path string, how int) (func(), error) {
 		}
 		return nil, err
 	}
-	return func() { _ = f.Close() }, nil
+	return holding(f, note), nil
 }

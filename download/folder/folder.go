@@ -5,10 +5,12 @@
 package folder
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/state"
@@ -132,13 +134,58 @@ func (f *Folder) HasState() bool {
 }
 
 // Lock takes DIR's lock, held by one quak run at a time (backup, verify,
-// the thumbnail helper), or fails with ErrLocked. DIR/.quak must exist.
-func (f *Folder) Lock() (unlock func(), err error) {
-	unlock, err = durable.TryLock(f.path(lockFile))
+// the thumbnail helper), or fails with a *LockedError (errors.Is
+// ErrLocked). DIR/.quak must exist.
+func (f *Folder) Lock() (unlock func(), err error) { return f.LockFor("") }
+
+// LockFor is Lock for command ("backup", "verify"…), which a run refused
+// the lock meanwhile is told, with this process's id and the time.
+func (f *Folder) LockFor(command string) (unlock func(), err error) {
+	note, err := json.Marshal(Holder{Command: command, PID: os.Getpid(), Since: Seconds(time.Now())})
+	if err != nil {
+		return nil, err
+	}
+	unlock, err = durable.TryLockAs(f.path(lockFile), note)
 	if errors.Is(err, durable.ErrHeld) {
-		return nil, ErrLocked
+		return nil, &LockedError{Holder: f.holder()}
 	}
 	return unlock, err
+}
+
+// Holder is who holds a folder's lock, as its lock file says.
+type Holder struct {
+	Command string    `json:"command"` // "" when the holder did not say
+	PID     int       `json:"pid"`
+	Since   time.Time `json:"since"`
+}
+
+// LockedError is a lock another quak run holds; Holder says who, nil
+// when its lock file does not say (a quak from before it did, or a run
+// that took the lock this very moment).
+type LockedError struct{ Holder *Holder }
+
+func (e *LockedError) Error() string {
+	h := e.Holder
+	if h == nil {
+		return ErrLocked.Error()
+	}
+	who := "quak " + h.Command
+	if h.Command == "" {
+		who = "a quak run"
+	}
+	return fmt.Sprintf("another quak run holds this folder: %s, process %d, since %s", who, h.PID, h.Since.Local().Format(time.RFC3339))
+}
+
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// holder reads who holds the lock, or nil.
+func (f *Folder) holder() *Holder {
+	b, err := durable.ReadNote(f.path(lockFile))
+	var h Holder
+	if err != nil || json.Unmarshal(b, &h) != nil || h.PID <= 0 {
+		return nil
+	}
+	return &h
 }
 
 // OpenState opens the state database for a run that holds the lock.

@@ -3,6 +3,7 @@ package folder
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -81,6 +83,47 @@ func TestLockIsHeldByOneAtATime(t *testing.T) {
 	unlock, err = f.Lock()
 	require.NoError(t, err)
 	unlock()
+}
+
+// A run refused the lock is told who holds it: the command, the process
+// and since when; once let go, the lock file names no one.
+func TestALockSaysWhoHoldsIt(t *testing.T) {
+	f := prepared(t)
+	before := time.Now().Add(-time.Second)
+	unlock, err := f.LockFor("verify")
+	require.NoError(t, err)
+	_, err = At(f.Dir).LockFor("backup")
+	var le *LockedError
+	require.ErrorAs(t, err, &le)
+	require.ErrorIs(t, err, ErrLocked)
+	require.NotNil(t, le.Holder)
+	assert.Equal(t, "verify", le.Holder.Command)
+	assert.Equal(t, os.Getpid(), le.Holder.PID)
+	assert.False(t, le.Holder.Since.Before(before.Truncate(time.Second)), le.Holder.Since)
+	assert.False(t, le.Holder.Since.After(time.Now()), le.Holder.Since)
+	assert.Equal(t, fmt.Sprintf("another quak run holds this folder: quak verify, process %d, since %s",
+		os.Getpid(), le.Holder.Since.Local().Format(time.RFC3339)), err.Error())
+	unlock()
+
+	b, err := os.ReadFile(filepath.Join(f.Dir, StateDir, lockFile))
+	require.NoError(t, err)
+	assert.Empty(t, b, "a lock let go names no one")
+	unlock, err = f.Lock()
+	require.NoError(t, err)
+	_, err = f.Lock()
+	require.ErrorAs(t, err, &le)
+	require.NotNil(t, le.Holder)
+	assert.Contains(t, err.Error(), fmt.Sprintf("holds this folder: a quak run, process %d", os.Getpid()), "no command given")
+	unlock()
+
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, StateDir, lockFile), []byte("not json"), 0o600))
+	held, err := durable.TryLock(filepath.Join(f.Dir, StateDir, lockFile)) // a quak that writes no note
+	require.NoError(t, err)
+	_, err = f.Lock()
+	require.ErrorAs(t, err, &le)
+	assert.Nil(t, le.Holder)
+	assert.Equal(t, ErrLocked.Error(), err.Error())
+	held()
 }
 
 // The records keep the keys quak has always written, in the same order,

@@ -186,7 +186,7 @@ func (f *Folder) noRecord() error {
 	if !f.HasState() {
 		return f.error("has no recorded backup run (run quak backup first)", nil)
 	}
-	unlock, err := f.Lock()
+	unlock, err := f.LockFor("status")
 	if errors.Is(err, ErrLocked) {
 		return &NoRecordError{InProgress: true}
 	}

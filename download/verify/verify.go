@@ -139,7 +139,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if _, err := os.Stat(f.StateFile()); err != nil {
 		return sum, &folder.DirError{Dir: o.Dir, Reason: "holds no quak backup (no " + f.StateFileShown() + ")", Err: err}
 	}
-	unlock, err := f.Lock()
+	unlock, err := f.LockFor("verify")
 	if err != nil {
 		return sum, err
 	}
