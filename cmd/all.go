@@ -99,6 +99,7 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 		if jsonOut {
 			fd.jsonTags = map[string]any{"account": f.Email, "dir": f.Dir}
 		}
+		logAbout(human, f.Dir)
 		sayf(human, "== %s on %s: %s\n", firstOf(f.Email, "a public link"), f.Endpoint, f.Dir)
 		err := run(fd, f)
 		code := exitOK
@@ -107,6 +108,7 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 		}
 		runs = append(runs, folderRun{folder: f, code: code, err: err})
 	}
+	logAbout(human, "--all")
 	return runs
 }
 
@@ -193,7 +195,7 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	lines := allLines(runs, sums, total, len(folders), code)
 	totalLine := lines[len(lines)-1]
 	fmt.Fprintln(human, "== every account")
-	lf, lerr := openLogFile(d, d.g.logFile)
+	lf, lerr := openLogFile(d, d.g.logFile, "backup", "--all")
 	for _, l := range lines {
 		fmt.Fprintln(human, l)
 		if lerr == nil {

@@ -173,7 +173,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	if err != nil {
 		return err
 	}
-	out, err := startOutput(ctx, d, o)
+	out, err := startOutput(ctx, d, o, dir)
 	if err != nil {
 		return err
 	}
@@ -263,12 +263,12 @@ type runOutput struct {
 }
 
 // startOutput opens the run's outputs and pings its start.
-func startOutput(ctx context.Context, d deps, o *backupOpts) (*runOutput, error) {
+func startOutput(ctx context.Context, d deps, o *backupOpts, dir string) (*runOutput, error) {
 	var jl *jsonLines
 	if o.json {
 		jl = newJSONLines(d)
 	}
-	lf, err := openLogFile(d, d.g.logFile)
+	lf, err := openLogFile(d, d.g.logFile, "backup", dir)
 	if err != nil {
 		return nil, err
 	}
@@ -478,9 +478,9 @@ func (e *partialError) Error() string {
 	return strings.Join(what, " and ") + " could not be backed up; the next run retries them first"
 }
 
-// openLogFile opens --log-file for appending (created 0600), or returns
-// nil for none.
-func openLogFile(d deps, path string) (*logFile, error) {
+// openLogFile opens --log-file for appending (created 0600), its lines
+// about command on folder, or returns nil for none.
+func openLogFile(d deps, path, command, folder string) (*logFile, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -492,5 +492,5 @@ func openLogFile(d deps, path string) (*logFile, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &logFile{w: f, now: now}, nil
+	return &logFile{w: f, now: now, command: command, folder: folder}, nil
 }

@@ -82,6 +82,17 @@ func (h *humanOut) release(show bool) {
 	h.held.Reset()
 }
 
+// logAbout makes the lines w logs from now on name folder (nothing when
+// w logs nothing).
+func logAbout(w io.Writer, folder string) {
+	if h, ok := w.(*humanOut); ok {
+		h.mu.Lock()
+		lf := h.log
+		h.mu.Unlock()
+		lf.about(folder)
+	}
+}
+
 // jsonWriter is where JSON lines go: stdout itself, never held back.
 func jsonWriter(w io.Writer) io.Writer {
 	if h, ok := w.(*humanOut); ok {
@@ -91,9 +102,9 @@ func jsonWriter(w io.Writer) io.Writer {
 }
 
 // startLog has non-backup commands copy their human lines to --log-file
-// (backup logs its own lines, each once).
-func startLog(d deps, outs ...*humanOut) (func(), error) {
-	lf, err := openLogFile(d, d.g.logFile)
+// (backup logs its own lines, each once), about command on folder.
+func startLog(d deps, command, folder string, outs ...*humanOut) (func(), error) {
+	lf, err := openLogFile(d, d.g.logFile, command, folder)
 	if err != nil || lf == nil {
 		return func() {}, err
 	}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -357,12 +358,16 @@ func summaryLine(s *backup.Summary) string {
 
 func humanBytes(n int64) string { return backup.BytesText(n) }
 
-// logFile appends human lines, each with a UTC timestamp, to --log-file.
-// A nil *logFile logs nothing.
+// logFile appends human lines to --log-file, each with a UTC timestamp
+// and the command and folder it is about ("[backup /srv/photos]"), so
+// the runs of several commands and folders in one log tell apart. A nil
+// *logFile logs nothing.
 type logFile struct {
-	mu  sync.Mutex
-	w   io.WriteCloser
-	now func() time.Time
+	mu      sync.Mutex
+	w       io.WriteCloser
+	now     func() time.Time
+	command string // "backup", "helper fix-missing-thumbnails"
+	folder  string // the folder, "--all", or "" for none
 }
 
 func (l *logFile) line(msg string) {
@@ -371,7 +376,18 @@ func (l *logFile) line(msg string) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "%s %s\n", l.now().UTC().Format(time.RFC3339), shown(msg))
+	tag := strings.TrimSpace(l.command + " " + l.folder)
+	fmt.Fprintf(l.w, "%s [%s] %s\n", l.now().UTC().Format(time.RFC3339), shown(tag), shown(msg))
+}
+
+// about makes the lines that follow name folder (a run of --all).
+func (l *logFile) about(folder string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.folder = folder
 }
 
 func (l *logFile) close() error {

@@ -123,7 +123,7 @@ func run(ctx context.Context, d deps, args []string) int {
 	root := newRootCmd(d)
 	root.SetArgs(args)
 	var stopLog func()
-	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
 		if err := g.check(); err != nil {
 			return err
 		}
@@ -131,7 +131,7 @@ func run(ctx context.Context, d deps, args []string) int {
 			return nil // backup logs its own lines
 		}
 		var err error
-		stopLog, err = startLog(d, out, errw)
+		stopLog, err = startLog(d, strings.TrimPrefix(c.CommandPath(), root.Name()+" "), logFolder(c, args), out, errw)
 		return err
 	}
 	c, err := root.ExecuteContextC(ctx)
@@ -180,6 +180,21 @@ file's decision) and --log-file PATH.
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newAccountsCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newPruneTrashCmd(d), newHelperCmd(d), newRestoreCmd(d))
 	return root
+}
+
+// logFolder is the folder command c is about, as its log lines name it:
+// its DIR, --all, the thumbnail helper's --from, or "" for none.
+func logFolder(c *cobra.Command, args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	if all, err := c.Flags().GetBool("all"); err == nil && all {
+		return "--all"
+	}
+	if from, err := c.Flags().GetString("from"); err == nil {
+		return from
+	}
+	return ""
 }
 
 // jsonAsked reports whether status or verify ran with --json (backup and

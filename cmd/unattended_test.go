@@ -206,8 +206,9 @@ func TestLogFile(t *testing.T) {
 	if len(lines) != 6 {
 		t.Fatalf("two runs of failure, summary and error lines, appended: %q", b)
 	}
+	at := "2026-03-04T05:06:07Z [backup " + dir + "] "
 	for _, l := range lines {
-		if !strings.HasPrefix(l, "2026-03-04T05:06:07Z quak: ") && !strings.HasPrefix(l, "2026-03-04T05:06:07Z INCOMPLETE (exit code 2): 0 new") {
+		if !strings.HasPrefix(l, at+"quak: ") && !strings.HasPrefix(l, at+"INCOMPLETE (exit code 2): 0 new") {
 			t.Fatalf("untimestamped line %q", l)
 		}
 	}
