@@ -273,7 +273,7 @@ func startOutput(ctx context.Context, d deps, o *backupOpts, dir string) (*runOu
 		return nil, err
 	}
 	pr := newPrinter(d, jl, lf)
-	pr.dryRun = o.dryRun
+	pr.dryRun, pr.dir = o.dryRun, dir
 	url, err := healthURL(d, o)
 	if err == nil && o.dryRun {
 		url = "" // a preview is not a backup: no ping

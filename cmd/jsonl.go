@@ -25,7 +25,7 @@ func newJSONLines(d deps) *jsonLines {
 	if now == nil {
 		now = time.Now
 	}
-	return &jsonLines{w: jsonWriter(d.stdout), now: now, tags: d.jsonTags}
+	return &jsonLines{w: unheld(d.stdout), now: now, tags: d.jsonTags}
 }
 
 func (j *jsonLines) write(typ string, fields map[string]any) {

@@ -34,7 +34,7 @@ func (g *globalFlags) check() error {
 // humanOut is stdout or stderr as commands see them. With --quiet it holds
 // everything back until the command ends, and lets it out only when the
 // command fails; with teeLog set, each line also goes to --log-file. JSON
-// lines bypass it (see jsonWriter): --quiet is about what a person reads.
+// lines bypass it (see unheld): --quiet is about what a person reads.
 type humanOut struct {
 	mu     sync.Mutex
 	real   io.Writer
@@ -93,8 +93,10 @@ func logAbout(w io.Writer, folder string) {
 	}
 }
 
-// jsonWriter is where JSON lines go: stdout itself, never held back.
-func jsonWriter(w io.Writer) io.Writer {
+// unheld is w itself, never held back by --quiet: where JSON lines go,
+// and the few human lines a quiet run still owes (files deleted on the
+// server).
+func unheld(w io.Writer) io.Writer {
 	if h, ok := w.(*humanOut); ok {
 		return h.real
 	}

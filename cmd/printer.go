@@ -26,6 +26,7 @@ type printer struct {
 	files int
 	done  int
 	total int64
+	dir   string // the backup folder, as given
 	// dryRun prints every decision, since nothing else shows them;
 	// verbose (-v) too, and every retry.
 	dryRun  bool
@@ -270,7 +271,16 @@ func (p *printer) finish(s *backup.Summary, code int, err error) {
 	}
 	fmt.Fprintln(out, line)
 	p.log.line(line)
+	if p.quiet() && code == exitOK && s.DeletedOnServer > 0 && p.json == nil {
+		// Cron mails this: files deleted in the account (by mistake, or
+		// by someone else) are worth a line even from a quiet run.
+		sayf(unheld(out), "quak: %s deleted on the server since the last run of %s: %s\n",
+			plural(s.DeletedOnServer, "file"), p.dir, summaryLine(s))
+	}
 }
+
+// quiet reports -q: nothing is printed on success but what must be.
+func (p *printer) quiet() bool { return p.d.g != nil && p.d.g.quiet }
 
 // summaryFields is the JSON summary of a run; the folder's record of the
 // run (runRecord) holds the same fields.
