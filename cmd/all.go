@@ -266,7 +266,7 @@ func errText1(err error) string {
 
 // allPinger is the one pinger of a --all run (none for a dry run).
 func allPinger(d deps, o *backupOpts) (*pinger, error) {
-	url, err := healthURL(d, o)
+	url, err := healthURL(d, o.healthURL, o.healthFile)
 	if err != nil || o.dryRun {
 		return nil, err
 	}

@@ -297,7 +297,7 @@ func TestStatusAndVerifyAll(t *testing.T) {
 	code, out, _ = e.run("status", "--all")
 	require.Equal(t, exitLogin, code, out)
 	assert.Contains(t, out, "alice@example.org, "+fam.dirs["alice"]+": exit code 3")
-	assert.Contains(t, out, "carol@example.org, "+fam.dirs["carol"]+": exit code 0")
+	assert.Contains(t, out, "carol@example.org, "+fam.dirs["carol"]+": exit code 2", "carol's verify found a changed file")
 
 	code, _, _ = e.run("status", "--all", fam.dirs["alice"])
 	require.Equal(t, exitUsage, code, "--all takes no folder")

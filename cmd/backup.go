@@ -219,8 +219,7 @@ func (o *backupOpts) register(f *pflag.FlagSet) {
 	f.IntVar(&o.concurrency, "concurrency", 0, "files to download at once (default 0: found from the connection, up to 32; 4 for a public link)")
 	f.IntVar(&o.attempts, "attempts", retry.Default().MaxAttempts, "attempts per file and request before giving up until the next run")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout, one per decision, then a summary (human lines stay on stderr)")
-	f.StringVar(&o.healthURL, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); visible in ps: prefer $QUAK_HEALTHCHECK_URL or --healthcheck-url-file")
-	f.StringVar(&o.healthFile, "healthcheck-url-file", "", "read the health-check URL from this file, readable by you alone (default $QUAK_HEALTHCHECK_URL_FILE)")
+	registerPing(f, &o.healthURL, &o.healthFile)
 	f.BoolVar(&o.verify, "verify", false, "first re-hash the whole backup (quak verify) and download again what is missing or changed")
 	f.BoolVar(&o.init, "init", false, "create DIR if it is missing (otherwise a missing DIR is refused: an unmounted disk must not fill /)")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "do not refuse to start when the new files look larger than the free space")
@@ -274,7 +273,7 @@ func startOutput(ctx context.Context, d deps, o *backupOpts, dir string) (*runOu
 	}
 	pr := newPrinter(d, jl, lf)
 	pr.dryRun, pr.dir = o.dryRun, dir
-	url, err := healthURL(d, o)
+	url, err := healthURL(d, o.healthURL, o.healthFile)
 	if err == nil && o.dryRun {
 		url = "" // a preview is not a backup: no ping
 	}
@@ -319,9 +318,19 @@ func (out *runOutput) finish(ctx context.Context, d deps, o *backupOpts, dir str
 }
 
 // verifyFirst runs quak verify before the backup (--verify) and returns
-// the files to download again.
+// the files to download again; without --verify, those the last verify
+// found missing or changed, which no backup has downloaded again yet.
 func verifyFirst(ctx context.Context, d deps, o *backupOpts, dir string, pr *printer) ([]int64, error) {
 	if !o.verify {
+		rec, err := folder.At(dir).LastVerify()
+		if err != nil {
+			return nil, nil // none, or unreadable: status says so
+		}
+		if ids := rec.Pending(); len(ids) > 0 {
+			pr.warn(fmt.Sprintf("%s the last verify found missing or changed: downloading them again",
+				plural(len(ids), "file")))
+			return ids, nil
+		}
 		return nil, nil
 	}
 	vs, err := verify.Run(ctx, verify.Options{Dir: dir, Now: d.now, Events: func(v verify.Problem) {
@@ -355,7 +364,12 @@ func backupOptions(d deps, o *backupOpts, dir string, rs *runSource, pr *printer
 			code := d.stopped(runExitCode(s, err))
 			// Only a full backup is a success: not a metadata refresh, nor
 			// a --prune run that refused to prune.
-			return runRecord(a, s, err, code, o.metaOnly), code == exitOK && !o.metaOnly && s.PruneRefused == ""
+			ok := code == exitOK && !o.metaOnly && s.PruneRefused == ""
+			if ok {
+				// It downloaded again what the last verify found damaged.
+				_ = folder.At(dir).VerifyRepaired(s.Start.Add(s.Duration))
+			}
+			return runRecord(a, s, err, code, o.metaOnly), ok
 		},
 	}
 }
@@ -369,23 +383,6 @@ func recordRefusal(d deps, dir string, code int, err error) {
 	}
 	f := folder.At(dir)
 	_ = f.WriteRefusal(folder.Refusal{Time: folder.Seconds(now()), ExitCode: code, Error: fmt.Sprint(errText(err)), Version: quakVersion()})
-}
-
-// healthURL is the health-check URL: --healthcheck-url, else the file
-// --healthcheck-url-file or $QUAK_HEALTHCHECK_URL_FILE names, else
-// $QUAK_HEALTHCHECK_URL; "" for none.
-func healthURL(d deps, o *backupOpts) (string, error) {
-	if o.healthURL != "" {
-		return o.healthURL, nil
-	}
-	if path := firstOf(o.healthFile, d.getenv("QUAK_HEALTHCHECK_URL_FILE")); path != "" {
-		b, err := readSecretFile(path)
-		if err != nil {
-			return "", &usageError{fmt.Errorf("--healthcheck-url-file: %w", err)}
-		}
-		return strings.TrimSpace(string(b)), nil
-	}
-	return d.getenv("QUAK_HEALTHCHECK_URL"), nil
 }
 
 // spaceCheck is how backup learns the free space, or nil for no check.

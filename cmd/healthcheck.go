@@ -9,12 +9,37 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // healthTimeout bounds each health-check ping, its retry included: a dead
 // or hung endpoint costs a run at most this at its start (beside the
 // backup) and this at its end.
 const healthTimeout = 5 * time.Second
+
+// registerPing adds the health-check flags (backup's and verify's) to f.
+func registerPing(f *pflag.FlagSet, url, file *string) {
+	f.StringVar(url, "healthcheck-url", "", "ping URL/start, then URL or URL/fail (healthchecks.io style); visible in ps: prefer $QUAK_HEALTHCHECK_URL or --healthcheck-url-file")
+	f.StringVar(file, "healthcheck-url-file", "", "read the health-check URL from this file, readable by you alone (default $QUAK_HEALTHCHECK_URL_FILE)")
+}
+
+// healthURL is the health-check URL: --healthcheck-url, else the file
+// --healthcheck-url-file or $QUAK_HEALTHCHECK_URL_FILE names, else
+// $QUAK_HEALTHCHECK_URL; "" for none.
+func healthURL(d deps, flagURL, flagFile string) (string, error) {
+	if flagURL != "" {
+		return flagURL, nil
+	}
+	if path := firstOf(flagFile, d.getenv("QUAK_HEALTHCHECK_URL_FILE")); path != "" {
+		b, err := readSecretFile(path)
+		if err != nil {
+			return "", &usageError{fmt.Errorf("--healthcheck-url-file: %w", err)}
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	return d.getenv("QUAK_HEALTHCHECK_URL"), nil
+}
 
 // pinger reports a run to a health-check service in healthchecks.io's
 // scheme: GET URL/start when the run begins, POST URL on success or

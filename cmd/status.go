@@ -208,6 +208,7 @@ func writeStatus(w io.Writer, dir string, h *folder.Health, session string, free
 	}
 	sayf(w, "Metadata:      %s\n", viewsText(h.Views))
 	writeFailing(w, last)
+	writeDamaged(w, h.Damaged)
 	if len(h.Problems) == 0 {
 		fmt.Fprintln(w, "Status:        healthy")
 		return
@@ -232,6 +233,22 @@ func writeFailing(w io.Writer, last *folder.RunRecord) {
 	}
 }
 
+// writeDamaged lists the files the last verify found missing or changed
+// and no backup has downloaded again, 20 at most.
+func writeDamaged(w io.Writer, damaged []folder.Damage) {
+	if len(damaged) == 0 {
+		return
+	}
+	sayf(w, "Damaged:       %s missing or changed, found by quak verify\n", plural(len(damaged), "file"))
+	for i, d := range damaged {
+		if i == 20 {
+			sayf(w, "  … and %d more (quak status --json lists them)\n", len(damaged)-i)
+			break
+		}
+		sayf(w, "  file %d, %s: %s\n", d.FileID, d.Path, d.Kind)
+	}
+}
+
 func writeStatusJSON(d deps, dir string, h *folder.Health, session string, free int64, code int) {
 	last := h.Last
 	msgs := make([]string, 0, len(h.Problems))
@@ -246,6 +263,7 @@ func writeStatusJSON(d deps, dir string, h *folder.Health, session string, free 
 	if failures == nil {
 		failures = []folder.Failure{}
 	}
+	damaged := append([]folder.Damage{}, h.Damaged...)
 	newJSONLines(d).write("status", map[string]any{
 		"dir": dir, "email": last.Email, "userID": last.UserID, "endpoint": last.Endpoint, "session": session,
 		"lastRun": map[string]any{
@@ -254,5 +272,6 @@ func writeStatusJSON(d deps, dir string, h *folder.Health, session string, free 
 		},
 		"lastSuccess": lastSuccess, "failures": failures, "totalFiles": last.TotalFiles, "totalBytes": last.TotalBytes,
 		"freeBytes": free, "healthy": code == exitOK, "problems": msgs, "exitCode": code, "views": viewsJSON(h.Views),
+		"damaged": damaged,
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,8 @@ type verifyOpts struct {
 	concurrency int
 	json        bool
 	multi       multiFlags
+	healthURL   string
+	healthFile  string
 }
 
 func newVerifyCmd(d deps) *cobra.Command {
@@ -51,12 +54,31 @@ is the same for every --concurrency.
 		}) + "\n\n" + allOrderText(),
 		Args: o.multi.args("verify"),
 		RunE: func(c *cobra.Command, args []string) error {
-			if o.multi.all {
-				return runOnAll(c.Context(), d, &o.multi, o.json, func(d deps, dir string) error {
-					return runVerify(c.Context(), d, o, dir)
-				})
+			ctx := c.Context()
+			if err := o.check(); err != nil {
+				return err
 			}
-			return runVerify(c.Context(), d, o, args[0])
+			ping, err := verifyPinger(d, o)
+			if err != nil {
+				return err
+			}
+			ping.start(ctx)
+			summary := ""
+			if o.multi.all {
+				err = runOnAll(ctx, d, &o.multi, o.json, func(d deps, dir string) error {
+					_, err := runVerify(ctx, d, o, dir)
+					return err
+				})
+			} else {
+				summary, err = runVerify(ctx, d, o, args[0])
+			}
+			code := d.stopped(exitCodeFor(err))
+			body := outcomeFirst(code) + summary
+			if err != nil {
+				body += "\nerror: " + err.Error()
+			}
+			ping.finish(ctx, code, strings.TrimSpace(body))
+			return err
 		},
 	}
 	f := c.Flags()
@@ -64,26 +86,48 @@ is the same for every --concurrency.
 	f.IntVar(&o.concurrency, "concurrency", max(1, runtime.NumCPU()), "files to read and hash at once (at least 1)")
 	f.StringArrayVar(&o.ignore, "ignore", nil, "never call files with names matching this glob extra (repeatable; .DS_Store, Thumbs.db, desktop.ini, ._* and *.xmp always are)")
 	f.BoolVar(&o.json, "json", false, "JSON lines on stdout: one per problem, then a summary")
-	f.BoolVar(&o.multi.all, "all", false, "verify every backup folder recorded in the config, one after another")
+	f.BoolVar(&o.multi.all, "all", false, "verify every backup folder recorded in the config, one after another (one health-check ping for them all)")
+	registerPing(f, &o.healthURL, &o.healthFile)
 	return c
 }
 
-func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
+// check refuses flags out of their range.
+func (o *verifyOpts) check() error {
 	if o.sample <= 0 || o.sample > 100 {
 		return &usageError{fmt.Errorf("--sample must be above 0 and at most 100")}
 	}
 	if o.concurrency < 1 {
 		return &usageError{fmt.Errorf("--concurrency must be at least 1")}
 	}
+	if err := verify.ValidIgnore(o.ignore); err != nil {
+		return &usageError{err}
+	}
+	return nil
+}
+
+// verifyPinger pings the health check for a verify, as for a backup (the
+// same flags and variables), once for --all.
+func verifyPinger(d deps, o *verifyOpts) (*pinger, error) {
+	url, err := healthURL(d, o.healthURL, o.healthFile)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	return newPinger(d, url, func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(d.stderr, "quak: "+shown(msg))
+	})
+}
+
+// runVerify verifies dir and returns its summary line.
+func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) (string, error) {
 	var jl *jsonLines
 	if o.json {
 		jl = newJSONLines(d)
 	}
-	if err := verify.ValidIgnore(o.ignore); err != nil {
-		return &usageError{err}
-	}
 	if err := needFolder(dir); err != nil {
-		return err // a disk that did not mount, named as such
+		return "", err // a disk that did not mount, named as such
 	}
 	sum, err := verify.Run(ctx, verify.Options{Dir: dir, Sample: o.sample, Concurrency: o.concurrency, Now: d.now, Ignore: o.ignore, Events: func(p verify.Problem) {
 		if jl != nil {
@@ -96,7 +140,10 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 		fmt.Fprintln(d.stderr, line)
 	}})
 	if err != nil {
-		return err
+		return "", err
+	}
+	if sum.Unrecorded != nil {
+		sayf(d.stderr, "quak: warning: quak status will not know what this verify found: %s\n", sum.Unrecorded)
 	}
 	kinds := []verify.Kind{verify.Missing, verify.Changed, verify.Extra, verify.Unlinked, verify.Mismatch}
 	if jl != nil {
@@ -111,15 +158,20 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 		jl.write("summary", map[string]any{"total": sum.Total, "checked": sum.Checked, "bytes": sum.Bytes,
 			"problems": counts, "redownload": append([]int64{}, sum.Redownload...), "duration": sum.Duration.Seconds(),
 			"exitCode": code})
-	} else {
-		var parts []string
-		for _, k := range kinds {
-			parts = append(parts, fmt.Sprintf("%d %s", sum.Problems[k], k))
+	}
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%d %s", sum.Problems[k], k))
+	}
+	line := fmt.Sprintf("%d of %s checked (%s read): %s; in %s", sum.Checked, plural(sum.Total, "file"),
+		humanBytes(sum.Bytes), strings.Join(parts, ", "), sum.Duration.Round(time.Millisecond))
+	if jl == nil {
+		fmt.Fprintln(d.stdout, line)
+		if sum.Problems[verify.Missing]+sum.Problems[verify.Changed] > 0 {
+			sayf(d.stdout, "quak status reports the missing and changed files until the next quak backup %s downloads them again.\n", dir)
 		}
-		fmt.Fprintf(d.stdout, "%d of %s checked (%s read): %s; in %s\n", sum.Checked, plural(sum.Total, "file"),
-			humanBytes(sum.Bytes), strings.Join(parts, ", "), sum.Duration.Round(time.Millisecond))
-		if len(sum.Redownload) > 0 {
-			sayf(d.stdout, "Run quak backup --verify %s to download the missing, changed and mismatched files again.\n", dir)
+		if sum.Problems[verify.Mismatch] > 0 {
+			sayf(d.stdout, "Run quak backup --verify %s to download the mismatched files again.\n", dir)
 		}
 	}
 	if !sum.OK() {
@@ -127,7 +179,7 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) error {
 		for _, k := range kinds {
 			n += sum.Problems[k]
 		}
-		return &problemsError{plural(n, "problem") + " found in the backup"}
+		return line, &problemsError{plural(n, "problem") + " found in the backup"}
 	}
-	return nil
+	return line, nil
 }

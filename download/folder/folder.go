@@ -118,6 +118,9 @@ func (f *Folder) LastRunPath() string { return f.path(lastRun) }
 // LastSuccessPath is where the record of the last full success lives.
 func (f *Folder) LastSuccessPath() string { return f.path(lastSuccess) }
 
+// LastVerifyPath is where the record of what verify found lives.
+func (f *Folder) LastVerifyPath() string { return f.path(lastVerify) }
+
 // RefusalPath is where the record of the last refused run lives.
 func (f *Folder) RefusalPath() string { return f.path(lastRefused) }
 

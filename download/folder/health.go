@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/quak-photos/quak/download/span"
@@ -36,6 +37,9 @@ type Health struct {
 	Last    *RunRecord // the last run that started
 	Success *RunRecord // the last fully successful run, or nil
 	Views   *ViewOptions
+	// Damaged are the files the last verify found missing or changed
+	// that no backup has downloaded again since.
+	Damaged []Damage
 	// Problems are the reasons it is not healthy, none when it is.
 	Problems []Problem
 }
@@ -89,6 +93,7 @@ func (f *Folder) Health(hc HealthCheck) (*Health, error) {
 		h.add(&Problem{Failing, "the state database does not open: " + err.Error()})
 	}
 	h.add(f.writeProblem(hc.CanWrite))
+	h.add(f.verifyProblem(h))
 	if h.Views, err = f.ReadViewOptions(); err != nil {
 		h.add(&Problem{Failing, err.Error()})
 	}
@@ -155,6 +160,33 @@ func (f *Folder) refusalProblem() *Problem {
 	}
 	return &Problem{Failing, fmt.Sprintf("the last run, at %s, was refused before it started (exit code %d): %s",
 		r.Time.Format(time.RFC3339), r.ExitCode, r.Error)}
+}
+
+// verifyProblem reports the files the last verify found missing or
+// changed, until a backup downloads them again or a verify finds them
+// whole, and keeps them in h.Damaged.
+func (f *Folder) verifyProblem(h *Health) *Problem {
+	rec, err := f.LastVerify()
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return &Problem{Failing, "what the last verify found does not read: " + err.Error()}
+	}
+	h.Damaged = rec.Open()
+	if len(h.Damaged) == 0 {
+		return nil
+	}
+	var names []string
+	for i, d := range h.Damaged {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("and %d more", len(h.Damaged)-i))
+			break
+		}
+		names = append(names, d.Path+" ("+d.Kind+")")
+	}
+	return &Problem{Failing, fmt.Sprintf("quak verify found files missing or changed at %s: %s; the next backup downloads them again",
+		rec.Time.Format(time.RFC3339), strings.Join(names, ", "))}
 }
 
 // writeProblem reports a .quak folder no file can be written in (a disk

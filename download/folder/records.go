@@ -182,3 +182,109 @@ func (f *Folder) LastRefusal() (*Refusal, error) {
 	}
 	return &r, nil
 }
+
+// lastVerify is what the last quak verify found missing or changed.
+const lastVerify = "last-verify.json"
+
+// maxDamage caps the findings last-verify.json keeps.
+const maxDamage = 1000
+
+// Damage is a saved file that quak verify found missing or changed on
+// disk. Path is within DIR.
+type Damage struct {
+	FileID int64  `json:"fileID"`
+	Kind   string `json:"kind"` // "missing" or "changed"
+	Path   string `json:"path"`
+}
+
+// VerifyRecord is DIR/.quak/last-verify.json: what quak verify found
+// missing or changed, from the last verify that ran to its end, until a
+// verify finds those files whole again or a backup that fully succeeds
+// downloads them again (Repaired). quak status reads it; monitors may.
+// Fields are in the order of their JSON names.
+type VerifyRecord struct {
+	Checked  int        `json:"checked"` // files hashed by that verify
+	Damaged  []Damage   `json:"damaged"` // at most 1000
+	Repaired *time.Time `json:"repaired"`
+	Time     time.Time  `json:"time"` // when that verify ended
+	Total    int        `json:"total"`
+}
+
+// Open reports the files found damaged and not yet downloaded again.
+func (r *VerifyRecord) Open() []Damage {
+	if r == nil || r.Repaired != nil {
+		return nil
+	}
+	return r.Damaged
+}
+
+// Pending lists the ids of Open, once each, for a backup to download
+// again.
+func (r *VerifyRecord) Pending() []int64 {
+	var ids []int64
+	seen := map[int64]bool{}
+	for _, d := range r.Open() {
+		if !seen[d.FileID] {
+			seen[d.FileID] = true
+			ids = append(ids, d.FileID)
+		}
+	}
+	return ids
+}
+
+// WriteVerify records what a verify that ran to its end found. Damage an
+// earlier verify found and no backup has repaired since stays recorded for
+// the files this one did not check (a --sample run). The caller holds the
+// lock.
+func (f *Folder) WriteVerify(rec *VerifyRecord, checked map[int64]bool) error {
+	prev, err := f.LastVerify()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		prev = nil // a damaged record is replaced
+	}
+	now := map[int64]bool{}
+	for _, d := range rec.Damaged {
+		now[d.FileID] = true
+	}
+	for _, d := range prev.Open() {
+		if !checked[d.FileID] && !now[d.FileID] {
+			rec.Damaged = append(rec.Damaged, d)
+		}
+	}
+	if len(rec.Damaged) > maxDamage {
+		rec.Damaged = rec.Damaged[:maxDamage]
+	}
+	if err := f.writeJSON(lastVerify, rec); err != nil {
+		return fmt.Errorf("recording what verify found: %w", err)
+	}
+	return nil
+}
+
+// VerifyRepaired records that a backup that fully succeeded at t
+// downloaded again what the last verify found damaged (it was given
+// Pending). The caller holds the lock.
+func (f *Folder) VerifyRepaired(t time.Time) error {
+	rec, err := f.LastVerify()
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case len(rec.Open()) == 0:
+		return nil
+	}
+	t = Seconds(t)
+	rec.Repaired = &t
+	if err := f.writeJSON(lastVerify, rec); err != nil {
+		return fmt.Errorf("recording what verify found: %w", err)
+	}
+	return nil
+}
+
+// LastVerify reads last-verify.json: os.ErrNotExist when there is none.
+func (f *Folder) LastVerify() (*VerifyRecord, error) {
+	var r VerifyRecord
+	if err := f.readJSON(lastVerify, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

@@ -108,6 +108,10 @@ type Summary struct {
 	// Unverified counts files never checked before this run's sample.
 	Unverified int
 	Duration   time.Duration
+	// Unrecorded is why what was found could not be recorded for quak
+	// status and the next backup (a folder that cannot be written), or
+	// nil.
+	Unrecorded error
 }
 
 // OK reports whether nothing was found.
@@ -149,8 +153,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return sum, err
 	}
 	defer func() { _ = st.Close() }()
-	v := &verifier{o: o, dir: f.Dir, st: st, sum: sum, inodes: &inodes{m: map[fileKey]*inode{}}}
-	return sum, v.run(ctx)
+	v := &verifier{o: o, dir: f.Dir, st: st, sum: sum, inodes: &inodes{m: map[fileKey]*inode{}}, checked: map[int64]bool{}}
+	if err := v.run(ctx); err != nil {
+		return sum, err
+	}
+	sum.Unrecorded = v.record(f)
+	return sum, nil
 }
 
 // verifier is one run. Workers read colls, dir and inodes; only the
@@ -162,10 +170,15 @@ type verifier struct {
 	sum    *Summary
 	colls  map[int64]*state.Collection
 	inodes *inodes
+	// damaged are the files found missing or changed, checked those
+	// hashed: what the folder's record of this verify keeps.
+	damaged []folder.Damage
+	checked map[int64]bool
 }
 
 func (v *verifier) report(p Problem) {
 	v.sum.Problems[p.Kind]++
+	v.noteDamage(p)
 	if v.o.Events != nil {
 		v.o.Events(p)
 	}
@@ -206,6 +219,7 @@ func (v *verifier) run(ctx context.Context) error {
 			v.sum.Redownload = append(v.sum.Redownload, l.f.ID)
 		}
 		v.sum.Checked++
+		v.checked[l.f.ID] = true
 		done = append(done, l.f.ID)
 		if len(done) >= 500 {
 			return flush()
