@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/quak-photos/quak/download/compare"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/errs"
 )
@@ -19,6 +20,7 @@ type statusOpts struct {
 	maxAge  time.Duration
 	json    bool
 	offline bool
+	server  bool
 	multi   multiFlags
 }
 
@@ -32,7 +34,16 @@ func newStatusCmd(d deps) *cobra.Command {
 failing and why, what the backup holds, the free space on its file system,
 and whether the session is still accepted (one cheap request; --offline
 skips it). It reads DIR/.quak/last-run.json, which every backup run writes,
-so it works while a backup runs.
+so it works while a backup runs. Files the last quak verify found missing
+or changed make it unhealthy, named, until a backup downloads them again.
+
+--server also lists what the server holds now and compares it with what
+the backup holds on disk, album by album: "the backup has 12,401 of the
+12,405 files", and the files missing on either side with the reason (new
+since the last run, which the next run takes; failing; left out by
+filters; missing on disk; not in the backup). It reads the folder and
+writes nothing there, but costs a request per album and per 2,500 files,
+and waits for no running backup (exit 4 while one writes the state).
 
 A monitor runs it and alerts on the exit code. When several problems apply,
 the first in the order 5, 3, 6, 2 is the code. --all reports on every folder
@@ -41,12 +52,16 @@ recorded by quak backup, each checked with its own account's session.
 ` + exitHelp(map[int]string{
 			exitOK: "healthy",
 			exitPartial: "the last run failed, was partial, was refused before it started, was no full backup " +
-				"(--metadata-only, a refused prune) or could not record itself, or the state database does not read",
+				"(--metadata-only, a refused prune) or could not record itself; or the state database does not read, " +
+				"the last verify found files missing or changed, or (--server) the backup lacks files the server holds " +
+				"that are not new since the last run",
 			exitLogin:       "not logged in, the server rejects the session, or it is another account's: run quak login",
 			exitUnusableDir: "DIR is missing or has no recorded run, or no file can be created in DIR/.quak",
+			exitLocked:      "--server: a backup is writing the state; compare when it ends",
 			exitStale: "stale: no fully successful run within --max-age, a last success in the future (clock skew), " +
 				"or a first run still in progress",
-			exitFatal: "", exitUsage: "",
+			exitTempFail: "--server: the server could not be reached to compare with it",
+			exitFatal:    "", exitUsage: "",
 		}) + "\n\n" + allOrderText(),
 		Args: o.multi.args("status"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -62,6 +77,7 @@ recorded by quak backup, each checked with its own account's session.
 	durationVar(f, &o.maxAge, "max-age", 36*time.Hour, "the oldest a last fully successful run may be (36h, 2d, 1w)")
 	f.BoolVar(&o.json, "json", false, "one JSON object on stdout")
 	f.BoolVar(&o.offline, "offline", false, "do not ask the server whether the session is valid")
+	f.BoolVar(&o.server, "server", false, "also list what the server holds and compare it with the backup, album by album (a request per album and per 2,500 files)")
 	o.net.register(f)
 	o.multi.register(f, "report on")
 	return c
@@ -100,6 +116,9 @@ func verdictCode(problems []folder.Problem) int {
 }
 
 func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
+	if o.server && o.offline {
+		return &usageError{errors.New("--server asks the server what it holds, so it cannot go with --offline")}
+	}
 	now := time.Now
 	if d.now != nil {
 		now = d.now
@@ -126,23 +145,31 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 		return err
 	}
 	session := "not checked (--offline)"
+	var loggedOut *folder.Problem
 	if !o.offline {
-		var p *folder.Problem
 		check := checkSession
 		if f.HasLink() {
 			check = checkLinkSession
 		}
-		session, p = check(ctx, d, &o.net, f.Dir, o.multi.account, h.Last)
-		if p != nil {
-			h.Problems = append([]folder.Problem{*p}, h.Problems...)
+		session, loggedOut = check(ctx, d, &o.net, f.Dir, o.multi.account, h.Last)
+		if loggedOut != nil {
+			h.Problems = append([]folder.Problem{*loggedOut}, h.Problems...)
 		}
+	}
+	var server *compare.Report
+	var cmpErr error
+	if o.server && loggedOut == nil {
+		server, cmpErr = compareWithServer(ctx, d, o, dir, h)
 	}
 	free := freeSpace(f.Dir)
 	code := verdictCode(h.Problems)
 	if o.json {
-		writeStatusJSON(d, f.Dir, h, session, free, code)
+		writeStatusJSON(d, f.Dir, h, session, free, code, server)
 	} else {
-		writeStatus(d.stdout, f.Dir, h, session, free, now())
+		writeStatus(d.stdout, f.Dir, h, session, free, now(), server)
+	}
+	if cmpErr != nil {
+		return cmpErr // the verdict without the server's side is not the one asked for
 	}
 	if code == exitOK {
 		return nil
@@ -185,7 +212,7 @@ func checkSession(ctx context.Context, d deps, n *netFlags, dir, email string, l
 	return "valid", nil
 }
 
-func writeStatus(w io.Writer, dir string, h *folder.Health, session string, free int64, now time.Time) {
+func writeStatus(w io.Writer, dir string, h *folder.Health, session string, free int64, now time.Time, server *compare.Report) {
 	last, c := h.Last, h.Last.Counts
 	sayf(w, "Backup:        %s\n", dir)
 	if last.Email == "" && last.UserID == 0 {
@@ -209,6 +236,9 @@ func writeStatus(w io.Writer, dir string, h *folder.Health, session string, free
 	sayf(w, "Metadata:      %s\n", viewsText(h.Views))
 	writeFailing(w, last)
 	writeDamaged(w, h.Damaged)
+	if server != nil {
+		writeServer(w, server)
+	}
 	if len(h.Problems) == 0 {
 		fmt.Fprintln(w, "Status:        healthy")
 		return
@@ -249,7 +279,7 @@ func writeDamaged(w io.Writer, damaged []folder.Damage) {
 	}
 }
 
-func writeStatusJSON(d deps, dir string, h *folder.Health, session string, free int64, code int) {
+func writeStatusJSON(d deps, dir string, h *folder.Health, session string, free int64, code int, server *compare.Report) {
 	last := h.Last
 	msgs := make([]string, 0, len(h.Problems))
 	for _, p := range h.Problems {
@@ -264,6 +294,10 @@ func writeStatusJSON(d deps, dir string, h *folder.Health, session string, free 
 		failures = []folder.Failure{}
 	}
 	damaged := append([]folder.Damage{}, h.Damaged...)
+	var onServer any
+	if server != nil {
+		onServer = serverJSON(server)
+	}
 	newJSONLines(d).write("status", map[string]any{
 		"dir": dir, "email": last.Email, "userID": last.UserID, "endpoint": last.Endpoint, "session": session,
 		"lastRun": map[string]any{
@@ -272,6 +306,6 @@ func writeStatusJSON(d deps, dir string, h *folder.Health, session string, free 
 		},
 		"lastSuccess": lastSuccess, "failures": failures, "totalFiles": last.TotalFiles, "totalBytes": last.TotalBytes,
 		"freeBytes": free, "healthy": code == exitOK, "problems": msgs, "exitCode": code, "views": viewsJSON(h.Views),
-		"damaged": damaged,
+		"damaged": damaged, "server": onServer,
 	})
 }

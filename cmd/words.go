@@ -1,6 +1,6 @@
 package cmd
 
-import "fmt"
+import "strconv"
 
 // plural is a count with its noun: "1 file", "0 files", "3 files"; many,
 // when given, is the plural of a noun that does not just take an s
@@ -10,7 +10,23 @@ func plural(n int, noun string, many ...string) string {
 		return "1 " + noun
 	}
 	if len(many) > 0 {
-		return fmt.Sprintf("%d %s", n, many[0])
+		return counted(n) + " " + many[0]
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return counted(n) + " " + noun + "s"
+}
+
+// counted is n with its thousands apart: 12,405.
+func counted(n int) string {
+	s := strconv.Itoa(n)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }
