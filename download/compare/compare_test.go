@@ -126,7 +126,9 @@ type endless struct {
 	asked  int
 }
 
-func (l *endless) Collections(context.Context, int64) ([]apiclient.Collection, error) { return l.albums, nil }
+func (l *endless) Collections(context.Context, int64) ([]apiclient.Collection, error) {
+	return l.albums, nil
+}
 func (l *endless) OpenAlbum(c *apiclient.Collection) (*catalog.Album, error) {
 	return &catalog.Album{ID: c.ID, Name: c.Name}, nil
 }
