@@ -10,7 +10,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/keys"
 )
 
-// A public album link's routes on museum (ENTE_PROTOCOL.md PL.3).
+// A public album link's routes on museum (docs/protocol.md PL.3).
 const (
 	linkInfoPath     = "/public-collection/info"
 	linkDiffPath     = "/public-collection/diff"

@@ -8,7 +8,7 @@ import (
 	"github.com/quak-photos/quak/errs"
 )
 
-// Why museum refuses a public link (ENTE_PROTOCOL.md PL.4). A LinkError's
+// Why museum refuses a public link (docs/protocol.md PL.4). A LinkError's
 // Reason is one of these; match them with errors.Is.
 var (
 	// ErrLinkDisabled: the owner turned the link off or made a new one

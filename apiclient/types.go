@@ -1,6 +1,6 @@
 package apiclient
 
-// KeyAttributes are the account's wrapped keys (ENTE_PROTOCOL.md §3.1).
+// KeyAttributes are the account's wrapped keys (docs/protocol.md §3.1).
 type KeyAttributes struct {
 	KEKSalt                           B64    `json:"kekSalt"`
 	EncryptedKey                      B64    `json:"encryptedKey"`

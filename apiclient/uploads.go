@@ -16,7 +16,7 @@ import (
 	"github.com/quak-photos/quak/errs"
 )
 
-// Uploading into an account (ENTE_PROTOCOL.md UP.1–UP.11): mint a URL that
+// Uploading into an account (docs/protocol.md UP.1–UP.11): mint a URL that
 // pins an object's length and MD5, PUT the ciphertext there, then commit
 // the file with POST /files. Every call is one attempt; which ones are safe
 // to repeat is said on each.

@@ -23,7 +23,7 @@ import (
 // Class is what quak found of a file's thumbnail on the server.
 type Class string
 
-// Classes, ENTE_PROTOCOL.md §8.3.
+// Classes, docs/protocol.md §8.3.
 const (
 	OK          Class = "ok"          // downloads, decrypts with the file key, decodes as an image
 	Lost        Class = "lost"        // the object store answers 404 after museum's redirect: repairable

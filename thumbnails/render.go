@@ -20,7 +20,7 @@ import (
 	"github.com/quak-photos/quak/download/secretstream"
 )
 
-// Ente's thumbnail rules (ENTE_PROTOCOL.md §8.1): the longer side at most
+// Ente's thumbnail rules (docs/protocol.md §8.1): the longer side at most
 // 720 px, JPEG. Ente's web app encodes at quality 70, stepping down to 60
 // and 50 while over 100 KiB; the mobile apps make 512 px at quality 50.
 const (

@@ -17,8 +17,9 @@ func fromHex(t *testing.T, s string) []byte {
 	return b
 }
 
-// TestEnteVector is ENTE_PROTOCOL.md §13 vector 7: M1 pinned by museum's own
-// go-srp (via Ente's rust core test), with an A whose top byte is zero.
+// TestEnteVector is the SRP vector of docs/protocol.md §9: M1 pinned by
+// museum's own go-srp (via Ente's rust core test), with an A whose top
+// byte is zero.
 func TestEnteVector(t *testing.T) {
 	I, s, P := []byte("repro-user-id"), []byte("0123456789abcdef"), []byte("1234567890abcdef")
 	a := make([]byte, 64)

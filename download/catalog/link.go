@@ -13,7 +13,7 @@ import (
 var ErrLinkKey = errors.New("the part after # in the link does not open its album")
 
 // OpenLinkAlbum decrypts the album of a public link with the link's key,
-// the part after # (ENTE_PROTOCOL.md PL.7), in place of a key unwrapped
+// the part after # (docs/protocol.md PL.7), in place of a key unwrapped
 // with the account's. It checks the key on the album's name first: a key
 // that does not open it is an error wrapping ErrLinkKey and
 // errs.ErrCorrupted. An album old enough to have a plaintext name cannot be
