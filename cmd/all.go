@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -270,12 +269,7 @@ func allPinger(d deps, o *backupOpts) (*pinger, error) {
 	if err != nil || o.dryRun {
 		return nil, err
 	}
-	var mu sync.Mutex
-	return newPinger(d, url, func(msg string) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintln(d.stderr, "quak: "+shown(msg))
-	})
+	return stderrPinger(d, url)
 }
 
 // allLines are --all's closing lines: one per folder, then the total.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -39,6 +40,17 @@ func healthURL(d deps, flagURL, flagFile string) (string, error) {
 		return strings.TrimSpace(string(b)), nil
 	}
 	return d.getenv("QUAK_HEALTHCHECK_URL"), nil
+}
+
+// stderrPinger is newPinger for a run of several folders, whose warnings
+// go straight to stderr, one at a time.
+func stderrPinger(d deps, url string) (*pinger, error) {
+	var mu sync.Mutex
+	return newPinger(d, url, func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(d.stderr, "quak: "+shown(msg))
+	})
 }
 
 // pinger reports a run to a health-check service in healthchecks.io's

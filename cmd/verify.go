@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -112,12 +111,7 @@ func verifyPinger(d deps, o *verifyOpts) (*pinger, error) {
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	return newPinger(d, url, func(msg string) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintln(d.stderr, "quak: "+shown(msg))
-	})
+	return stderrPinger(d, url)
 }
 
 // runVerify verifies dir and returns its summary line.

@@ -302,12 +302,8 @@ func (c *comparison) listing(ctx context.Context, a *catalog.Album) ([]*apiclien
 	var since int64
 	for range maxPages {
 		var page *apiclient.DiffPage
-		err := retry.Do(ctx, c.o.Policy, func(ctx context.Context) error {
-			var err error
-			page, err = c.o.Library.Diff(ctx, a.ID, since)
-			return err
-		})
-		if err != nil {
+		next := func(ctx context.Context) (err error) { page, err = c.o.Library.Diff(ctx, a.ID, since); return err }
+		if err := retry.Do(ctx, c.o.Policy, next); err != nil {
 			return nil, err
 		}
 		for i := range page.Diff {
@@ -316,7 +312,7 @@ func (c *comparison) listing(ctx context.Context, a *catalog.Album) ([]*apiclien
 				latest[f.ID] = f
 			}
 		}
-		next := apiclient.DiffCursor(since, page.Diff)
+		cursor := apiclient.DiffCursor(since, page.Diff)
 		if !page.HasMore {
 			var live []*apiclient.File
 			for _, f := range latest {
@@ -326,10 +322,10 @@ func (c *comparison) listing(ctx context.Context, a *catalog.Album) ([]*apiclien
 			}
 			return live, nil
 		}
-		if next <= since {
+		if cursor <= since {
 			return nil, errBroken
 		}
-		since = next
+		since = cursor
 	}
 	return nil, errBroken
 }

@@ -167,10 +167,9 @@ func (f *Folder) refusalProblem() *Problem {
 // whole, and keeps them in h.Damaged.
 func (f *Folder) verifyProblem(h *Health) *Problem {
 	rec, err := f.LastVerify()
-	switch {
-	case errors.Is(err, os.ErrNotExist):
+	if errors.Is(err, os.ErrNotExist) {
 		return nil
-	case err != nil:
+	} else if err != nil {
 		return &Problem{Failing, "what the last verify found does not read: " + err.Error()}
 	}
 	h.Damaged = rec.Open()
