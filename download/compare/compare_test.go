@@ -192,3 +192,35 @@ func TestAnAlbumThatDoesNotOpenIsAnError(t *testing.T) {
 	_, err := run(t, dir, &library{albums: []apiclient.Collection{{ID: 1}}, open: boom})
 	assert.ErrorIs(t, err, boom)
 }
+
+// A file the last run failed is failing, one the filters left out is
+// left out, whatever its time; a copy the server no longer lists, and not
+// marked deleted, is only here; a copy marked deleted is not; both sides
+// come sorted by album, then title, then id.
+func TestWhyAFileIsMissingAndWhatIsOnlyHere(t *testing.T) {
+	cursor := ListOverlap.Microseconds() * 10
+	dir := backedUp(t, cursor, 1, 2, 3)
+	f := folder.At(dir)
+	st, err := f.OpenState()
+	require.NoError(t, err)
+	require.NoError(t, st.Commit([]*state.File{
+		{ID: 7, Status: state.Failed},
+		{ID: 8, Status: state.Skipped},
+		{ID: 9, Status: state.Saved, Entries: map[int64]*state.Entry{1: {Name: "gone.jpg", Parts: []string{"gone.jpg"}, Deleted: true}}},
+	}, &state.Collection{ID: 2, Name: "B", Folder: "B", Cursor: cursor}))
+	require.NoError(t, st.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "A", "gone.jpg"), []byte("x"), 0o644))
+	late := cursor + 1
+	l := &library{albums: []apiclient.Collection{{ID: 2, Name: "B"}, {ID: 1, Name: "A"}}, pages: map[int64]map[int64]*apiclient.DiffPage{
+		1: {0: {Diff: []apiclient.File{entry(1, 1, false), entry(7, late, false), entry(8, late, false)}}},
+		2: {0: {Diff: []apiclient.File{entry(9, 1, false)}}},
+	}}
+	r, err := run(t, dir, l)
+	require.NoError(t, err)
+	assert.Equal(t, []Album{{ID: 1, Name: "A", Server: 3, Backup: 1, OnlyHere: 2}, {ID: 2, Name: "B", Server: 1}}, r.Albums)
+	assert.Equal(t, []File{{ID: 7, Album: "A", Why: WhyFailing}, {ID: 8, Album: "A", Why: WhyLeftOut}, {ID: 9, Album: "B", Why: WhyAbsent}}, r.Missing)
+	assert.Equal(t, []File{{ID: 2, Album: "A", Title: "c.jpg"}, {ID: 3, Album: "A", Title: "d.jpg"}}, r.OnlyHere)
+	assert.Equal(t, 4, r.ServerFiles)
+	assert.Equal(t, 1, r.BackupFiles)
+	assert.Equal(t, 3, r.Lacking())
+}
