@@ -108,6 +108,20 @@ func TestABrokenListingIsAnError(t *testing.T) {
 	}}}
 	_, err := run(t, dir, stuck)
 	assert.ErrorIs(t, err, errBroken)
+	assert.Equal(t, 2, stuck.asked, "stopped at the page that did not go on")
+}
+
+// Albums sort by name, then id; files by album, title, then id, so what
+// status prints is the same from one run to the next.
+func TestAReportIsSorted(t *testing.T) {
+	c := &comparison{report: &Report{
+		Albums:  []Album{{ID: 3, Name: "A"}, {ID: 1, Name: "A"}, {ID: 2, Name: "0"}},
+		Missing: []File{{ID: 1, Album: "B", Title: "a"}, {ID: 2, Album: "A", Title: "b"}, {ID: 9, Album: "A", Title: "a"}, {ID: 3, Album: "A", Title: "a"}},
+	}}
+	c.sort()
+	assert.Equal(t, []Album{{ID: 2, Name: "0"}, {ID: 1, Name: "A"}, {ID: 3, Name: "A"}}, c.report.Albums)
+	assert.Equal(t, []File{{ID: 3, Album: "A", Title: "a"}, {ID: 9, Album: "A", Title: "a"}, {ID: 2, Album: "A", Title: "b"}, {ID: 1, Album: "B", Title: "a"}},
+		c.report.Missing)
 }
 
 func TestAnEndlessListingStopsAtTheCap(t *testing.T) {
@@ -207,20 +221,23 @@ func TestWhyAFileIsMissingAndWhatIsOnlyHere(t *testing.T) {
 		{ID: 7, Status: state.Failed},
 		{ID: 8, Status: state.Skipped},
 		{ID: 9, Status: state.Saved, Entries: map[int64]*state.Entry{1: {Name: "gone.jpg", Parts: []string{"gone.jpg"}, Deleted: true}}},
+		{ID: 10, Status: state.HashMismatch, Entries: map[int64]*state.Entry{1: {Name: "odd.jpg", Parts: []string{"odd.jpg"}}}},
 	}, &state.Collection{ID: 2, Name: "B", Folder: "B", Cursor: cursor}))
 	require.NoError(t, st.Close())
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "A", "gone.jpg"), []byte("x"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "A", "odd.jpg"), []byte("x"), 0o644))
 	late := cursor + 1
 	l := &library{albums: []apiclient.Collection{{ID: 2, Name: "B"}, {ID: 1, Name: "A"}}, pages: map[int64]map[int64]*apiclient.DiffPage{
-		1: {0: {Diff: []apiclient.File{entry(1, 1, false), entry(7, late, false), entry(8, late, false)}}},
+		1: {0: {Diff: []apiclient.File{entry(1, 1, false), entry(7, late, false), entry(8, late, false), entry(10, 1, false)}}},
 		2: {0: {Diff: []apiclient.File{entry(9, 1, false)}}},
 	}}
 	r, err := run(t, dir, l)
 	require.NoError(t, err)
-	assert.Equal(t, []Album{{ID: 1, Name: "A", Server: 3, Backup: 1, OnlyHere: 2}, {ID: 2, Name: "B", Server: 1}}, r.Albums)
+	assert.Equal(t, []Album{{ID: 1, Name: "A", Server: 4, Backup: 2, OnlyHere: 2}, {ID: 2, Name: "B", Server: 1}}, r.Albums,
+		"a file kept though its bytes do not match Ente's hash is in the backup")
 	assert.Equal(t, []File{{ID: 7, Album: "A", Why: WhyFailing}, {ID: 8, Album: "A", Why: WhyLeftOut}, {ID: 9, Album: "B", Why: WhyAbsent}}, r.Missing)
 	assert.Equal(t, []File{{ID: 2, Album: "A", Title: "c.jpg"}, {ID: 3, Album: "A", Title: "d.jpg"}}, r.OnlyHere)
-	assert.Equal(t, 4, r.ServerFiles)
-	assert.Equal(t, 1, r.BackupFiles)
+	assert.Equal(t, 5, r.ServerFiles)
+	assert.Equal(t, 2, r.BackupFiles)
 	assert.Equal(t, 3, r.Lacking())
 }

@@ -116,6 +116,12 @@ func TestALockSaysWhoHoldsIt(t *testing.T) {
 	assert.Contains(t, err.Error(), fmt.Sprintf("holds this folder: a quak run, process %d", os.Getpid()), "no command given")
 	unlock()
 
+	for _, note := range []string{"not json", `{"command":"backup","pid":0}`} {
+		require.NoError(t, os.WriteFile(filepath.Join(f.Dir, StateDir, lockFile), []byte(note), 0o600))
+		assert.Nil(t, f.holder(), "%s names no one", note)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, StateDir, lockFile), []byte(`{"command":"backup","pid":1}`), 0o600))
+	require.NotNil(t, f.holder(), "process 1 is a process")
 	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, StateDir, lockFile), []byte("not json"), 0o600))
 	held, err := durable.TryLock(filepath.Join(f.Dir, StateDir, lockFile)) // a quak that writes no note
 	require.NoError(t, err)

@@ -106,6 +106,13 @@ func TestFindsFlippedDeletedExtraAndUnlinked(t *testing.T) {
 	assert.Equal(t, shared.ID, byKind[Unlinked][0].FileID)
 	assert.False(t, sum.OK())
 	assert.ElementsMatch(t, []int64{flipped.ID, gone.ID}, sum.Redownload)
+	rec, err := folder.At(fx.dir).LastVerify()
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []folder.Damage{{FileID: flipped.ID, Kind: "changed", Path: filepath.Join("A", "flipped.jpg")},
+		{FileID: gone.ID, Kind: "missing", Path: filepath.Join("A", "gone.jpg")}}, rec.Damaged,
+		"the record keeps what is missing or changed, not what is extra or unlinked")
+	assert.Equal(t, 4, rec.Checked)
+	assert.Equal(t, 4, rec.Total)
 
 	// backup with those files to download again puts them back, byte-exact.
 	bs := fx.backup(t, sum.Redownload...)
