@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/quak-photos/quak/download/folder"
 	"os"
 	"testing"
 
@@ -46,4 +47,22 @@ func TestNotLoggedInNamesTheFoldersAccountAndServer(t *testing.T) {
 	code, _, errOut = fam.e.run("backup", dir)
 	assert.Equal(t, exitLogin, code, errOut)
 	assert.Contains(t, errOut, login, "the backup in the folder names its account when the config does not")
+}
+
+// With no session at all, a folder whose state a backup holds is still
+// "not logged in", not a lock held.
+func TestNoSessionAndABusyStateIsNotLoggedIn(t *testing.T) {
+	fam := newFamily(t, "alice")
+	fam.users["alice"].AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10, Seed: 1})
+	fam.record(t, "alice")
+	dir := fam.dirs["alice"]
+	require.Equal(t, exitOK, first(fam.e.run("logout")))
+	require.Equal(t, exitOK, first(fam.e.run("accounts", "--forget", dir)))
+	require.NoError(t, os.Remove(folder.At(dir).LastRunPath())) // the record status and others read first
+	st, err := folder.At(dir).OpenState()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close()) }()
+	code, _, errOut := fam.e.run("helper", "fix-missing-thumbnails", "--from", dir)
+	assert.Equal(t, exitLogin, code, errOut)
+	assert.Contains(t, errOut, "quak: hint: run `quak login`\n", "nothing names the account: the state cannot be read")
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/quak-photos/quak/download/compare"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -158,4 +159,44 @@ func TestStatusServerSaysWhyAFileIsNotThere(t *testing.T) {
 	assert.Contains(t, out, ", A / clip.mp4: left out by the filters\n")
 	assert.Contains(t, out, ", Other / o.jpg: its album is not in the backup\n")
 	assert.Contains(t, out, "Problem:       the backup lacks 3 of the 5 files the server holds\n")
+}
+
+// Long lists stop at 20 lines and say how many more --json gives.
+func TestStatusListsStopAtTwenty(t *testing.T) {
+	var damaged []folder.Damage
+	var files []compare.File
+	for i := range 25 {
+		damaged = append(damaged, folder.Damage{FileID: int64(i), Kind: "missing", Path: fmt.Sprintf("A/%d.jpg", i)})
+		files = append(files, compare.File{ID: int64(i), Album: "A", Title: fmt.Sprintf("%d.jpg", i), Why: compare.WhyGone})
+	}
+	var b strings.Builder
+	writeDamaged(&b, damaged[:20])
+	assert.Equal(t, 21, strings.Count(b.String(), "\n"), "twenty, all of them")
+	assert.NotContains(t, b.String(), "more")
+	b.Reset()
+	writeDamaged(&b, damaged)
+	assert.Equal(t, 22, strings.Count(b.String(), "\n"))
+	assert.Contains(t, b.String(), "  file 19, A/19.jpg: missing\n  … and 5 more (quak status --json lists them)\n")
+	b.Reset()
+	writeFiles(&b, files[:20], true)
+	assert.Equal(t, 20, strings.Count(b.String(), "\n"))
+	b.Reset()
+	writeFiles(&b, files, false)
+	assert.Equal(t, 21, strings.Count(b.String(), "\n"))
+	assert.Contains(t, b.String(), "  file 19, A / 19.jpg\n  … and 5 more (quak status --server --json lists them)\n")
+}
+
+// A server that cannot be reached to compare with is exit 75, after the
+// status was printed.
+func TestStatusServerOnAServerAway(t *testing.T) {
+	_, u, proxy, e := loggedInBehindProxy(t)
+	dir := filepath.Join(t.TempDir(), "backup")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	u.AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 10, Seed: 1})
+	require.Equal(t, exitOK, first(e.run("backup", dir)))
+	proxy.stop()
+	code, out, errOut := e.run("status", "--server", dir)
+	assert.Equal(t, exitTempFail, code, out+errOut)
+	assert.Contains(t, out, "Backup:        "+dir)
+	assert.Contains(t, errOut, "the server cannot be reached")
 }

@@ -123,3 +123,10 @@ func TestRestoreSaysWhatAFolderIs(t *testing.T) {
 	assert.Equal(t, exitUnusableDir, code, errOut)
 	assert.NotContains(t, errOut, "quak: hint:", "nothing below: no hint")
 }
+
+func TestCountedPutsCommasBetweenThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 12405: "12,405", 1234567: "1,234,567", -1234567: "-1,234,567", -12: "-12"} {
+		assert.Equal(t, want, counted(n))
+	}
+	assert.Equal(t, "12,405 files", plural(12405, "file"))
+}
