@@ -46,8 +46,19 @@ func (m *multiFlags) args(command string) cobra.PositionalArgs {
 		case !m.all && len(args) != 1:
 			return &usageError{fmt.Errorf("%s takes one folder, got %d arguments", command, len(args))}
 		}
-		return nil
+		return folderNamed(args)
 	}
+}
+
+// folderNamed refuses an empty folder argument (an unset shell variable),
+// which would otherwise stand for the current folder.
+func folderNamed(args []string) error {
+	for _, a := range args {
+		if a == "" {
+			return &usageError{errors.New(`the folder given is an empty name: name DIR, or "." for the current folder`)}
+		}
+	}
+	return nil
 }
 
 // folderRun is how one folder's run of an --all ended.

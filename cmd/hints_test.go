@@ -169,3 +169,26 @@ func TestAdviceComesAsTheErrorsOneHint(t *testing.T) {
 	assert.Equal(t, "quak: error: --healthcheck-url-file: "+open+" is readable by others (mode 0640)\n"+
 		"quak: hint: it holds a secret: run `chmod 600 "+open+"`\n", errOut)
 }
+
+// An empty folder argument (an unset shell variable) is refused: it would
+// otherwise be the current folder, where a backup would make itself.
+func TestAnEmptyFolderArgumentIsRefused(t *testing.T) {
+	fam := newFamily(t, "alice")
+	fam.users["alice"].AddAlbum("A").AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10, Seed: 1})
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	for _, args := range [][]string{
+		{"backup", "--init", "--account", "alice@example.org", ""},
+		{"backup", ""},
+		{"status", ""},
+		{"verify", ""},
+		{"prune-trash", "--older-than", "30d", ""},
+	} {
+		code, _, errOut := fam.e.run(args...)
+		assert.Equal(t, exitUsage, code, "%q: %s", args, errOut)
+		assert.Contains(t, errOut, `quak: error: the folder given is an empty name: name DIR, or "." for the current folder`, "%q", args)
+	}
+	es, err := os.ReadDir(cwd)
+	require.NoError(t, err)
+	assert.Empty(t, es, "nothing made in the current folder")
+}

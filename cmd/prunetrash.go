@@ -33,7 +33,7 @@ y (years): 30d, 2w, 6mo. A bare m is refused (minutes or months?).
 			if len(args) != 1 {
 				return &usageError{fmt.Errorf("prune-trash takes one folder, got %d arguments", len(args))}
 			}
-			return nil
+			return folderNamed(args)
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			now := time.Now
