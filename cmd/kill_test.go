@@ -147,12 +147,35 @@ func signalWhenStalled(t *testing.T, bin string, e *env, s *enteapitest.Server, 
 	return cmd.ProcessState.ExitCode(), stderr.String()
 }
 
+// TestMain fails the run when a test left anything in the package
+// directory (every test writes under t.TempDir()), and removes it so it
+// cannot be committed.
 func TestMain(m *testing.M) {
+	before := packageDirEntries()
 	code := m.Run()
 	if builtQuak != "" {
 		_ = os.RemoveAll(filepath.Dir(builtQuak))
 	}
+	for name := range packageDirEntries() {
+		if !before[name] {
+			fmt.Fprintf(os.Stderr, "a test left %s in the package directory; tests write under t.TempDir()\n", name)
+			_ = os.RemoveAll(name)
+			code = 1
+		}
+	}
 	os.Exit(code)
+}
+
+func packageDirEntries() map[string]bool {
+	es, err := os.ReadDir(".")
+	if err != nil {
+		panic(err)
+	}
+	names := map[string]bool{}
+	for _, e := range es {
+		names[e.Name()] = true
+	}
+	return names
 }
 
 var (
