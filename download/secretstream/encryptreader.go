@@ -24,19 +24,15 @@ type EncryptReader struct {
 	src   io.Reader
 	st    *state
 	buf   []byte // 64 bytes of tag block, up to one chunk of plaintext, 16 for the MAC
-	out   []byte // ciphertext not yet handed out
 	ahead [1]byte
 	// hasAhead: ahead holds the byte read past the last full chunk.
 	hasAhead bool
 	chunk    int
-	err      error
 
 	chunks  int   // chunks sealed
 	sealed  int64 // ciphertext bytes sealed
 	macXor  [8]byte
-	cp      Checkpoint // after the last chunk handed out whole
-	next    Checkpoint // after the chunk in out, once handed out
-	hasNext bool
+	handout // the ciphertext not yet handed out, and the checkpoints
 }
 
 // smallestBuf is the plaintext room a new EncryptReader starts with: a
@@ -91,33 +87,7 @@ func resumeEncrypt(cp Checkpoint, src io.Reader, chunkSize int) (*EncryptReader,
 
 // Read hands out ciphertext, sealing the next chunk whenever none is
 // pending.
-func (r *EncryptReader) Read(p []byte) (int, error) {
-	for len(r.out) == 0 {
-		r.settle()
-		if r.err != nil {
-			return 0, r.err
-		}
-		r.err = r.sealChunk()
-	}
-	n := copy(p, r.out)
-	r.out = r.out[n:]
-	return n, nil
-}
-
-// Checkpoint returns the point after the last chunk whose ciphertext was
-// handed out whole, and false before the first one. A FINAL chunk makes
-// none. Like the decrypting Reader's, it holds a subkey of the file key:
-// keep it in memory only.
-func (r *EncryptReader) Checkpoint() (Checkpoint, bool) {
-	r.settle()
-	return r.cp, r.cp.Chunks > 0
-}
-
-func (r *EncryptReader) settle() {
-	if len(r.out) == 0 && r.hasNext {
-		r.cp, r.hasNext = r.next, false
-	}
-}
+func (r *EncryptReader) Read(p []byte) (int, error) { return r.read(p, r.sealChunk) }
 
 // sealChunk reads the next chunk of plaintext and seals it into r.out, or
 // returns io.EOF once the FINAL chunk was sealed.
@@ -151,8 +121,7 @@ func (r *EncryptReader) sealChunk() error {
 		r.st = nil
 		return nil
 	}
-	r.next = Checkpoint{Offset: r.sealed, Chunks: r.chunks, MACXor: r.macXor, k: r.st.k, nonce: r.st.nonce}
-	r.hasNext = true
+	r.made(Checkpoint{Offset: r.sealed, Chunks: r.chunks, MACXor: r.macXor, k: r.st.k, nonce: r.st.nonce})
 	return nil
 }
 

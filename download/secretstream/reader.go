@@ -27,21 +27,16 @@ type Reader struct {
 	raw    io.Reader
 	st     *state
 	buf    []byte // headroom + one wire chunk
-	out    []byte // authenticated plaintext not yet handed out
-	err    error
-	chunk  int // wire chunk size: plaintext chunk size + Overhead
+	chunk  int    // wire chunk size: plaintext chunk size + Overhead
 	chunks int
 	got    int64
 	want   int64
-	// cp is the last point the stream can be resumed from; next is the one
-	// the chunk in out makes, once out is handed out.
-	cp      Checkpoint
-	next    Checkpoint
-	hasNext bool
-	macXor  [8]byte
-	plain   bool // every chunk so far was a plain message (Replay holds)
-	// OnCheckpoint, if set, hears of each new checkpoint as it settles.
-	OnCheckpoint func(Checkpoint)
+	macXor [8]byte
+	plain  bool // every chunk so far was a plain message (Replay holds)
+	// handout holds the authenticated plaintext not yet handed out, and
+	// the checkpoints; its OnCheckpoint, if set, hears of each new one as
+	// it settles.
+	handout
 }
 
 // NewReader returns a Reader of Ente's 4 MiB-chunked stream in src under key
@@ -79,6 +74,35 @@ func newReader(key, header []byte, src io.Reader, size int64, chunkSize int) (*R
 	}, nil
 }
 
+// Resume returns a Reader that takes the stream up at cp: src must yield
+// the ciphertext from cp.Offset on, and size is the whole stream's length
+// (or -1). It checks exactly what NewReader's does, from there.
+func Resume(cp Checkpoint, src io.Reader, size int64) (*Reader, error) {
+	st := &state{k: cp.k, nonce: cp.nonce}
+	if err := st.initAEAD(); err != nil {
+		return nil, err
+	}
+	limited := src
+	wire := int64(ChunkSize + Overhead)
+	if size >= 0 {
+		limited = &io.LimitedReader{R: src, N: max(size-cp.Offset, 0)}
+		wire = min(wire, size-cp.Offset+1)
+	}
+	return &Reader{
+		src:     limited,
+		raw:     src,
+		st:      st,
+		buf:     takeBuf(headroom + int(max(wire, 1))),
+		chunk:   ChunkSize + Overhead,
+		chunks:  cp.Chunks,
+		got:     cp.Offset,
+		want:    size,
+		handout: handout{cp: cp},
+		macXor:  cp.MACXor,
+		plain:   true,
+	}, nil
+}
+
 // Release gives r's buffer back for other Readers to use. r is unusable
 // afterwards: every Read fails. Call it once the stream's bytes are written
 // wherever they go (nothing may still hold a slice of them).
@@ -98,8 +122,8 @@ func (r *Reader) reset(key, header []byte, size int64) {
 	if err != nil {
 		panic("secretstream: internal error: " + err.Error())
 	}
-	r.st, r.err, r.out, r.chunks, r.got, r.want = st, nil, nil, 0, 0, size
-	r.cp, r.next, r.hasNext, r.macXor, r.plain = Checkpoint{}, Checkpoint{}, false, [8]byte{}, true
+	r.st, r.chunks, r.got, r.want, r.macXor, r.plain = st, 0, 0, size, [8]byte{}, true
+	r.handout = handout{OnCheckpoint: r.OnCheckpoint}
 	r.src = r.raw
 	if size >= 0 {
 		r.src = &io.LimitedReader{R: r.raw, N: size}
@@ -108,18 +132,7 @@ func (r *Reader) reset(key, header []byte, size int64) {
 
 // Read hands out decrypted bytes, reading and authenticating a whole chunk
 // whenever none are pending.
-func (r *Reader) Read(p []byte) (int, error) {
-	for len(r.out) == 0 {
-		r.settle()
-		if r.err != nil {
-			return 0, r.err
-		}
-		r.err = r.readChunk()
-	}
-	n := copy(p, r.out)
-	r.out = r.out[n:]
-	return n, nil
-}
+func (r *Reader) Read(p []byte) (int, error) { return r.read(p, r.readChunk) }
 
 // WriteTo writes the whole decrypted stream to w, one chunk per Write, and
 // returns nil only when the stream was complete.
@@ -188,8 +201,7 @@ func (r *Reader) readChunk() error {
 		}
 		r.out = r.buf[64 : 64+n-Overhead]
 		if r.plain {
-			r.next = Checkpoint{Offset: r.got, Chunks: r.chunks, MACXor: r.macXor, k: r.st.k, nonce: r.st.nonce}
-			r.hasNext = true
+			r.made(Checkpoint{Offset: r.got, Chunks: r.chunks, MACXor: r.macXor, k: r.st.k, nonce: r.st.nonce})
 		}
 		return nil
 	}

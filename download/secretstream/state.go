@@ -43,6 +43,62 @@ type state struct {
 	generic bool // never take the fast path (benchmarks compare the two)
 }
 
+// Checkpoint is a point a stream can be taken up again from: after Chunks
+// whole chunks (Offset ciphertext bytes), every one authenticated and its
+// plaintext handed out, with the stream state they left. It holds a subkey
+// of the file key, so it lives in memory only, never on disk.
+type Checkpoint struct {
+	Offset int64
+	Chunks int
+	// MACXor is the XOR of the first 8 bytes of every chunk's MAC so far:
+	// public bytes from the wire, from which Replay rebuilds the state.
+	MACXor [8]byte
+	k      [32]byte
+	nonce  [12]byte
+}
+
+// Replay rebuilds the checkpoint after cp's chunks from the file key and
+// header and cp's public fields (Offset, Chunks, MACXor), for a download
+// taken up by a later run. It holds for Ente's streams, whose chunks before
+// the last are all plain messages: each moves the state by XORing its MAC
+// into the nonce and stepping the counter, with no rekey.
+func Replay(key, header []byte, cp Checkpoint) (Checkpoint, error) {
+	st, err := newState(key, header)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if cp.Chunks < 1 || cp.Chunks >= 1<<31 {
+		return Checkpoint{}, errors.New("secretstream: a checkpoint must follow at least one chunk")
+	}
+	for i := 0; i < 8; i++ {
+		st.nonce[4+i] ^= cp.MACXor[i]
+	}
+	binary.LittleEndian.PutUint32(st.nonce[:4], uint32(1+cp.Chunks))
+	cp.k, cp.nonce = st.k, st.nonce
+	return cp, nil
+}
+
+// Start is the checkpoint before a stream's first chunk, under the file
+// key and header: a download whose first chunk a former run fetched but
+// never decrypted is taken up from there.
+func Start(key, header []byte) (Checkpoint, error) {
+	st, err := newState(key, header)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	return Checkpoint{k: st.k, nonce: st.nonce}, nil
+}
+
+// after is the checkpoint one chunk of wire bytes with mac past cp, in
+// state st.
+func (cp Checkpoint) after(st *state, wire int64, mac [8]byte) Checkpoint {
+	next := Checkpoint{Offset: cp.Offset + wire, Chunks: cp.Chunks + 1, MACXor: cp.MACXor, k: st.k, nonce: st.nonce}
+	for i := range next.MACXor {
+		next.MACXor[i] ^= mac[i]
+	}
+	return next
+}
+
 func newState(key, header []byte) (*state, error) {
 	if len(key) != KeySize || len(header) != HeaderSize {
 		return nil, errBadKey
