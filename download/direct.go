@@ -2,10 +2,45 @@ package download
 
 import (
 	"errors"
+	"hash"
 	"io"
 	"os"
 	"unsafe"
+
+	"github.com/quak-photos/quak/download/secretstream"
 )
+
+// copyOut writes r's plaintext to tmp (from offset base, directly to disk
+// for large files) and to h, reporting progress to onBytes.
+func copyOut(tmp *os.File, base, size int64, r *secretstream.Reader, h hash.Hash, onBytes func(int64)) (int64, error) {
+	var out io.Writer = tmp
+	var dw *directWriter
+	if size >= directMin {
+		if dw = newDirectWriter(tmp, base); dw != nil {
+			out = dw
+		}
+	}
+	w := io.MultiWriter(out, h)
+	if onBytes != nil {
+		w = io.MultiWriter(w, progress(onBytes))
+	}
+	n, err := r.WriteTo(w)
+	if err == nil && dw != nil {
+		err = dw.finish()
+	}
+	if err != nil && dw != nil {
+		dw.close()
+	}
+	return n, err
+}
+
+// progress reports the length of every write.
+type progress func(int64)
+
+func (p progress) Write(b []byte) (int, error) {
+	p(int64(len(b)))
+	return len(b), nil
+}
 
 // directOpen opens the O_DIRECT descriptor; tests replace it.
 var directOpen = func(path string) (directFile, error) { return openDirect(path) }

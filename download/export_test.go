@@ -11,12 +11,12 @@ func OnWholeInRing(fn func(j int64)) (undo func()) {
 // beside them, as files in flight as ranges would.
 func TakePlaces(f *Fetcher, n, extras int) {
 	for range n {
-		if !f.ticket() {
+		if !f.source().places.ticket() {
 			panic("no place left")
 		}
 	}
 	for range extras {
-		if !f.extra() {
+		if !f.source().places.extra() {
 			panic("no extra place left")
 		}
 	}

@@ -1,6 +1,7 @@
 package download
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -52,4 +53,10 @@ func HashFile(path string) ([]byte, error) {
 	}
 	defer func() { _ = f.Close() }()
 	return HashOf(f)
+}
+
+// hashEqual reports whether got is the hash want (base64) names.
+func hashEqual(want string, got []byte) bool {
+	w, err := keys.DecodeB64(want)
+	return err == nil && bytes.Equal(w, got)
 }

@@ -1,39 +1,28 @@
 package download
 
-func (f *Fetcher) multiFiles() int {
-	if f.MultiFiles > 0 {
-		return f.MultiFiles
-	}
-	return MultiStreamFiles
+// places are a run's places for files that come as several ranges at once:
+// files of their own (multi), and as many again kept for downloads whose
+// ring an earlier attempt or run left (extras), so that at most twice as
+// many files come as ranges at once.
+type places struct {
+	multi  chan struct{}
+	extras chan struct{}
 }
 
-func (f *Fetcher) streamAbove() int64 {
-	if f.StreamAbove > 0 {
-		return f.StreamAbove
-	}
-	return DefaultStreamAbove
+// newPlaces makes n places, and n extras.
+func newPlaces(n int) *places {
+	return &places{multi: make(chan struct{}, n), extras: make(chan struct{}, n)}
 }
 
-// ticket takes one of the MultiStreamFiles places, if one is free.
-func (f *Fetcher) ticket() bool { return take(f.places().multi) }
+// ticket takes one of the places, if one is free.
+func (p *places) ticket() bool { return take(p.multi) }
 
-func (f *Fetcher) unticket() { <-f.places().multi }
+func (p *places) unticket() { <-p.multi }
 
-// extra takes one of the places beside them kept for downloads whose ring
-// was left over, if one is free: at most twice MultiStreamFiles files come
-// as ranges at once.
-func (f *Fetcher) extra() bool { return take(f.places().extras) }
+// extra takes one of the extras, if one is free.
+func (p *places) extra() bool { return take(p.extras) }
 
-func (f *Fetcher) unextra() { <-f.places().extras }
-
-// places are the Fetcher's multi-stream places, made on first use.
-func (f *Fetcher) places() *Fetcher {
-	f.multiOnce.Do(func() {
-		f.multi = make(chan struct{}, f.multiFiles())
-		f.extras = make(chan struct{}, f.multiFiles())
-	})
-	return f
-}
+func (p *places) unextra() { <-p.extras }
 
 // take takes a place of c, if one is free.
 func take(c chan struct{}) bool {

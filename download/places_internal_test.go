@@ -23,9 +23,8 @@ func TestADownloadNotAsRangesGivesItsPlaceBack(t *testing.T) {
 		"another range": enteapitest.ShiftRange(10),
 	} {
 		t.Run(name, func(t *testing.T) {
-			fx := newUpgradeFixture(t)
-			fx.f.unticket() // the place is free
-			fx.f.Policy.MaxAttempts = 1
+			fx := newUpgradeFixture(t, oneAttempt)
+			fx.f.source().places.unticket() // the place is free
 			fx.s.Inject(fx.route, fault)
 			p, err := fx.f.Fetch(context.Background(), fx.t, t.TempDir())
 			if err == nil {
@@ -34,7 +33,7 @@ func TestADownloadNotAsRangesGivesItsPlaceBack(t *testing.T) {
 				assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "byte-exact")
 				p.Discard()
 			}
-			assert.Empty(t, fx.f.multi, "the place is given back")
+			assert.Empty(t, fx.f.source().places.multi, "the place is given back")
 		})
 	}
 }
@@ -47,8 +46,8 @@ func TestAPlaceWithoutARingIsGivenBack(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { _ = tmp.Close() }()
 	require.NoError(t, os.MkdirAll(filepath.Join(tmp.Name()+aheadSuffix, "in the way"), 0o755))
-	file, release := f.place(&resume{tmp: tmp})
+	file, release := f.source().place((&resume{tmp: tmp}).ringSource(f.source().slots()))
 	assert.Nil(t, file)
 	assert.Nil(t, release)
-	assert.Empty(t, f.multi, "the place is given back")
+	assert.Empty(t, f.source().places.multi, "the place is given back")
 }

@@ -14,64 +14,54 @@ import (
 // counts only while the bytes still have its CRC; clearing the slot for
 // the next chunk that takes it clears the record.
 func TestARingSlotsRecord(t *testing.T) {
-	ring, err := os.Create(filepath.Join(t.TempDir(), "r"))
+	file, err := os.Create(filepath.Join(t.TempDir(), "r"))
 	require.NoError(t, err)
-	defer func() { _ = ring.Close() }()
-	const slots = 3
+	defer func() { _ = file.Close() }()
+	r := &ring{file: file, slots: 3}
 	data := make([]byte, 5000)
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
-	buf := make([]byte, 1024)
 	// Chunk 4 lies in slot 1, after the three slots: its record too.
-	_, err = ring.WriteAt(data, slotAt(4, slots))
+	_, err = file.WriteAt(data, r.at(4))
 	require.NoError(t, err)
-	assert.Equal(t, int64(1)*WireChunk, slotAt(4, slots))
-	assert.Equal(t, int64(slots)*WireChunk+slotRecord, recordAt(1, slots))
+	assert.Equal(t, int64(1)*WireChunk, r.at(4))
+	assert.Equal(t, int64(r.slots)*WireChunk+slotRecord, r.recordAt(4))
 	sum := crc32.Checksum(data[:3000], castagnoli)
-	require.NoError(t, markSlot(ring, 4, slots, 3000, sum))
+	require.NoError(t, r.mark(4, 3000, sum))
 
-	n, got := held(ring, 4, slots, 5000, buf)
-	assert.Equal(t, int64(3000), n, "held in part")
-	assert.Equal(t, sum, got)
-	n, _ = held(ring, 4, slots, 2999, buf)
-	assert.Zero(t, n, "more than the chunk has")
-	n, _ = held(ring, 7, slots, 5000, buf)
-	assert.Zero(t, n, "another chunk of the same slot")
-	n, _ = held(ring, 5, slots, 5000, buf)
-	assert.Zero(t, n, "another slot")
+	assert.Equal(t, kept{3000, sum}, r.held(4, 5000), "held in part")
+	assert.Equal(t, kept{3000, sum}, r.keptFirst(4, 5000), "taken up in part")
+	assert.Zero(t, r.held(4, 2999), "more than the chunk has")
+	assert.Zero(t, r.held(7, 5000), "another chunk of the same slot")
+	assert.Zero(t, r.held(5, 5000), "another slot")
 
-	require.NoError(t, markSlot(ring, 4, slots, 5000, crc32.Checksum(data, castagnoli)))
-	n, _ = held(ring, 4, slots, 5000, buf)
-	assert.Equal(t, int64(5000), n, "held whole")
-	_, err = ring.WriteAt([]byte{data[4000] ^ 1}, slotAt(4, slots)+4000)
+	require.NoError(t, r.mark(4, 5000, crc32.Checksum(data, castagnoli)))
+	assert.Equal(t, int64(5000), r.held(4, 5000).n, "held whole")
+	assert.Zero(t, r.keptFirst(4, 5000), "held whole: not taken up")
+	_, err = file.WriteAt([]byte{data[4000] ^ 1}, r.at(4)+4000)
 	require.NoError(t, err)
-	n, _ = held(ring, 4, slots, 5000, buf)
-	assert.Zero(t, n, "a byte changed since")
+	assert.Zero(t, r.held(4, 5000), "a byte changed since")
 
-	_, err = ring.WriteAt([]byte{data[4000]}, slotAt(4, slots)+4000)
+	_, err = file.WriteAt([]byte{data[4000]}, r.at(4)+4000)
 	require.NoError(t, err)
-	require.NoError(t, clearSlot(ring, 7, slots)) // chunk 7 takes slot 1 next
-	n, _ = held(ring, 4, slots, 5000, buf)
-	assert.Zero(t, n, "cleared for the next chunk")
+	require.NoError(t, r.clear(7)) // chunk 7 takes slot 1 next
+	assert.Zero(t, r.held(4, 5000), "cleared for the next chunk")
 }
 
 // A chunk's record is forgotten only while it still names that chunk: one
 // further on that took the slot since keeps its own.
 func TestForgettingAChunkLeavesTheSlotsNextChunk(t *testing.T) {
-	ring, err := os.Create(filepath.Join(t.TempDir(), "r"))
+	file, err := os.Create(filepath.Join(t.TempDir(), "r"))
 	require.NoError(t, err)
-	defer func() { _ = ring.Close() }()
-	const slots = 3
+	defer func() { _ = file.Close() }()
+	r := &ring{file: file, slots: 3}
 	data := []byte("chunk seven")
-	_, err = ring.WriteAt(data, slotAt(7, slots))
+	_, err = file.WriteAt(data, r.at(7))
 	require.NoError(t, err)
-	require.NoError(t, markSlot(ring, 7, slots, int64(len(data)), crc32.Checksum(data, castagnoli)))
-	buf := make([]byte, 64)
-	require.NoError(t, forgetSlot(ring, 4, slots)) // chunk 4 had slot 1 before chunk 7
-	n, _ := held(ring, 7, slots, int64(len(data)), buf)
-	assert.Equal(t, int64(len(data)), n, "chunk 7's record stays")
-	require.NoError(t, forgetSlot(ring, 7, slots))
-	n, _ = held(ring, 7, slots, int64(len(data)), buf)
-	assert.Zero(t, n, "forgotten")
+	require.NoError(t, r.mark(7, int64(len(data)), crc32.Checksum(data, castagnoli)))
+	require.NoError(t, r.forget(4)) // chunk 4 had slot 1 before chunk 7
+	assert.Equal(t, int64(len(data)), r.held(7, int64(len(data))).n, "chunk 7's record stays")
+	require.NoError(t, r.forget(7))
+	assert.Zero(t, r.held(7, int64(len(data))), "forgotten")
 }

@@ -3,9 +3,6 @@ package download
 import (
 	"context"
 	"io"
-	"os"
-
-	"github.com/quak-photos/quak/apiclient"
 )
 
 // upgrading reads one stream of an object and, at a chunk's edge, when a
@@ -14,24 +11,20 @@ import (
 // request fails or answers another object) keeps the one stream to the
 // end, and is not tried again.
 type upgrading struct {
-	f     *Fetcher
-	ctx   context.Context
-	id    int64
-	body  io.ReadCloser
-	url   string // the store's address that answered, if known
-	etag  string
-	pos   int64 // the object's byte the body gives next
-	next  int64 // the next chunk edge to try at
-	total int64
-	up    bool // several ranges now
-	stay  bool // a switch failed: one stream to the end
-	ring  func() (*os.File, error)
+	obj  *object
+	ctx  context.Context
+	body io.ReadCloser
+	pos  int64 // the object's byte the body gives next
+	next int64 // the next chunk edge to try at
+	up   bool  // several ranges now
+	stay bool  // a switch failed: one stream to the end
+	ring func() (*ring, error)
 }
 
 func (u *upgrading) Read(p []byte) (int, error) {
 	if !u.up && !u.stay {
 		if u.pos == u.next {
-			u.next = min(u.pos+WireChunk, u.total)
+			u.next = min(u.pos+WireChunk, u.obj.total)
 			u.try()
 		}
 		// Stop at the next edge, to look again there; past the last one
@@ -48,36 +41,32 @@ func (u *upgrading) Read(p []byte) (int, error) {
 
 // try switches to several ranges from u.pos, if a place is free.
 func (u *upgrading) try() {
-	if u.total-u.pos <= u.f.streamAbove() || !u.f.ticket() {
+	src := u.obj.src
+	if u.obj.total-u.pos <= src.above || !src.places.ticket() {
 		return
 	}
-	file, err := u.ring()
+	r, err := u.ring()
 	if err != nil {
-		u.f.unticket()
+		src.places.unticket()
 		u.stay = true
 		return
 	}
-	end := min(u.pos+WireChunk, u.total) - 1
-	var obj *apiclient.Object
-	if u.url != "" {
-		obj, err = u.f.limited(u.ctx)(u.f.Client.DownloadObjectRange(u.ctx, u.url, u.pos, end))
-	} else {
-		obj, err = u.f.limited(u.ctx)(u.f.Client.DownloadFileRange(u.ctx, u.id, u.pos, end))
-	}
-	if err != nil || !rangeIs(obj, u.pos, end, u.total) || u.etag != "" && obj.ETag != u.etag {
+	end := min(u.pos+WireChunk, u.obj.total) - 1
+	obj, err := u.obj.ask(u.ctx, u.pos, end)
+	if err != nil || !u.obj.continues(obj, u.pos, end) {
 		if err == nil {
 			if obj.Status == 200 {
-				u.f.noRange.Store(true)
+				src.noRange.Store(true)
 			}
 			obj.Body.Close()
 		}
-		u.f.unticket()
+		src.places.unticket()
 		u.stay = true
 		return
 	}
 	u.body.Close()
-	sg := u.f.newSegmented(u.ctx, u.id, obj, u.pos, u.total, file, kept{})
-	sg.done = u.f.unticket
+	sg := newSegmented(u.ctx, src.object(u.obj.id, obj, u.obj.total), obj, u.pos, r, kept{})
+	sg.done = src.places.unticket
 	u.body, u.up = sg, true
 }
 

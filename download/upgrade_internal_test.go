@@ -34,16 +34,17 @@ type upgradeFixture struct {
 	route string
 }
 
-func newUpgradeFixture(t *testing.T) *upgradeFixture {
+// configure, if given, sets the fetcher's fields before its first use.
+func newUpgradeFixture(t *testing.T, configure ...func(*upgradeFixture)) *upgradeFixture {
 	t.Helper()
 	s := enteapitest.New(enteapitest.Config{})
 	t.Cleanup(s.Close)
-	return newUpgradeFixtureOn(t, s, nil)
+	return newUpgradeFixtureOn(t, s, nil, configure...)
 }
 
 // newUpgradeFixtureOn is newUpgradeFixture on s, through hc (nil: the
 // default client).
-func newUpgradeFixtureOn(t *testing.T, s *enteapitest.Server, hc *http.Client) *upgradeFixture {
+func newUpgradeFixtureOn(t *testing.T, s *enteapitest.Server, hc *http.Client, configure ...func(*upgradeFixture)) *upgradeFixture {
 	t.Helper()
 	u := s.AddUser("a@example.org", "pw", enteapitest.UserOptions{})
 	al := u.AddAlbum("album")
@@ -54,10 +55,17 @@ func newUpgradeFixtureOn(t *testing.T, s *enteapitest.Server, hc *http.Client) *
 	p := retry.Default()
 	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	f := &Fetcher{Client: c, Policy: p, Streams: 4, StreamAbove: 8 << 20, MultiFiles: 1}
-	require.True(t, f.ticket(), "the test holds the only place")
-	return &upgradeFixture{s: s, file: file, f: f, route: fmt.Sprintf("GET /store/%d/file-%d", u.ID, file.ID),
+	fx := &upgradeFixture{s: s, file: file, f: f, route: fmt.Sprintf("GET /store/%d/file-%d", u.ID, file.ID),
 		t: Target{FileID: file.ID, Key: file.Key(), Header: e.File.DecryptionHeader, Size: e.Info.FileSize}}
+	for _, c := range configure {
+		c(fx)
+	}
+	require.True(t, f.source().places.ticket(), "the test holds a place")
+	return fx
 }
+
+// oneAttempt gives every request one attempt.
+func oneAttempt(fx *upgradeFixture) { fx.f.Policy.MaxAttempts = 1 }
 
 // fetch fetches the file, giving the place back once the first bytes are
 // written, and returns what it saved.
@@ -74,7 +82,7 @@ func (fx *upgradeFixture) fetchFreeingAt(t *testing.T, at int64) []byte {
 	var seen atomic.Int64
 	fx.f.OnBytes = func(n int64) {
 		if seen.Add(n) > at {
-			once.Do(fx.f.unticket)
+			once.Do(fx.f.source().places.unticket)
 		}
 	}
 	p, err := fx.f.Fetch(context.Background(), fx.t, t.TempDir())
@@ -105,19 +113,18 @@ func TestALargeFileBegunAsOneStreamTakesAFreedPlace(t *testing.T) {
 	for _, rg := range r[1:] {
 		assert.True(t, strings.HasPrefix(rg, "bytes="), rg)
 	}
-	assert.Empty(t, fx.f.multi, "the place is given back")
+	assert.Empty(t, fx.f.source().places.multi, "the place is given back")
 }
 
 // A take-over that fails (the range request is refused) keeps the one
 // stream: the file is still saved, and the place is given back.
 func TestAFailedTakeOverKeepsTheStream(t *testing.T) {
-	fx := newUpgradeFixture(t)
+	fx := newUpgradeFixture(t, oneAttempt)
 	fx.s.Inject(fx.route, enteapitest.Pass(), enteapitest.Status(500))
-	fx.f.Policy.MaxAttempts = 1
 	got := fx.fetch(t)
 	assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
 	assert.Equal(t, 2, fx.s.Requests(fx.route), "the stream, and one refused range; then no other try")
-	assert.Empty(t, fx.f.multi, "the place is given back")
+	assert.Empty(t, fx.f.source().places.multi, "the place is given back")
 }
 
 // A store that answers the take-over's range with the whole object does
@@ -129,8 +136,8 @@ func TestATakeOverAnsweredWholeKeepsTheStream(t *testing.T) {
 	got := fx.fetch(t)
 	assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
 	assert.Equal(t, 2, fx.s.Requests(fx.route))
-	assert.True(t, fx.f.noRange.Load(), "remembered")
-	assert.Empty(t, fx.f.multi, "the place is given back")
+	assert.True(t, fx.f.source().noRange.Load(), "remembered")
+	assert.Empty(t, fx.f.source().places.multi, "the place is given back")
 }
 
 // h2Store sends requests for the fake object store through an HTTP/2 (TLS)
@@ -203,7 +210,7 @@ func TestAResumedStreamIsTakenOverToo(t *testing.T) {
 	fx.s.Inject(fx.route, enteapitest.CutAfter(10<<20))
 	got := fx.fetchFreeingAt(t, 9<<20)
 	assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
-	assert.Empty(t, fx.f.multi, "the place is given back")
+	assert.Empty(t, fx.f.source().places.multi, "the place is given back")
 	r := fx.s.Ranges(fx.route)
 	require.Greater(t, len(r), 3)
 	assert.Equal(t, fmt.Sprintf("bytes=%d-", 2*WireChunk), r[1], "resumed from the checkpoint as one stream")
@@ -213,12 +220,13 @@ func TestAResumedStreamIsTakenOverToo(t *testing.T) {
 // A place that frees up when no more than StreamAbove bytes are left is
 // not taken: the file ends as the one stream it began as.
 func TestLittleLeftIsNotTakenOver(t *testing.T) {
-	fx := newUpgradeFixture(t)
-	fx.f.StreamAbove = fx.t.Size - WireChunk // what is left after the first chunk
+	fx := newUpgradeFixture(t, func(fx *upgradeFixture) {
+		fx.f.StreamAbove = fx.t.Size - WireChunk // what is left after the first chunk
+	})
 	got := fx.fetch(t)
 	assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
 	assert.Equal(t, []string{""}, fx.s.Ranges(fx.route))
-	assert.Len(t, fx.f.multi, 0, "the place stays free")
+	assert.Len(t, fx.f.source().places.multi, 0, "the place stays free")
 }
 
 // --streams 2 is two ranges, not one stream; a file of exactly
@@ -236,12 +244,11 @@ func TestStreamsAndSizeBoundaries(t *testing.T) {
 		{"a byte over it", 4, func(size int64) int64 { return size - 1 }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fx := newUpgradeFixture(t)
-			// The test's hold on the one place is given back with the
-			// first bytes, as ever; a second place is free from the start.
-			fx.f.MultiFiles, fx.f.Streams, fx.f.StreamAbove = 2, tc.streams, tc.above(fx.t.Size)
-			fx.f.multi = make(chan struct{}, 2)
-			fx.f.multi <- struct{}{}
+			// The test's hold on one place is given back with the first
+			// bytes, as ever; a second place is free from the start.
+			fx := newUpgradeFixture(t, func(fx *upgradeFixture) {
+				fx.f.MultiFiles, fx.f.Streams, fx.f.StreamAbove = 2, tc.streams, tc.above(fx.t.Size)
+			})
 			got := fx.fetch(t)
 			assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
 			r := fx.s.Ranges(fx.route)
@@ -255,7 +262,7 @@ func TestStreamsAndSizeBoundaries(t *testing.T) {
 // one stream, and the file is saved, in a bounded number of requests.
 func TestRangesAnsweredWholeMidFileStopAtOnce(t *testing.T) {
 	fx := newUpgradeFixture(t)
-	fx.f.unticket() // the place is free from the start
+	fx.f.source().places.unticket() // the place is free from the start
 	fx.s.Inject(fx.route, append([]enteapitest.Fault{enteapitest.Pass()}, enteapitest.Repeat(enteapitest.IgnoreRange(), 1000)...)...)
 	p, err := fx.f.Fetch(context.Background(), fx.t, t.TempDir())
 	require.NoError(t, err)
@@ -263,8 +270,8 @@ func TestRangesAnsweredWholeMidFileStopAtOnce(t *testing.T) {
 	got, err := os.ReadFile(p.Path())
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(fx.file.Plaintext(), got), "content differs")
-	assert.True(t, fx.f.noRange.Load(), "remembered")
-	assert.Empty(t, fx.f.multi, "the place is given back")
+	assert.True(t, fx.f.source().noRange.Load(), "remembered")
+	assert.Empty(t, fx.f.source().places.multi, "the place is given back")
 	// The first range, at most one answer per other range in flight, and
 	// the whole object.
 	assert.LessOrEqual(t, fx.s.Requests(fx.route), 1+fx.f.Streams+1)
