@@ -6,23 +6,9 @@ import (
 	"io"
 	"testing"
 
-	"golang.org/x/crypto/chacha20"
-
 	"github.com/quak-photos/quak/download/secretstream/sodiumtest"
 	"github.com/quak-photos/quak/errs"
 )
-
-func xcryptoBlock(t *testing.T, key, nonce []byte, ctr uint32) []byte {
-	t.Helper()
-	c, err := chacha20.NewUnauthenticatedCipher(key, nonce)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetCounter(ctr)
-	out := make([]byte, 64)
-	c.XORKeyStream(out, out)
-	return out
-}
 
 // fuzzVectors are the libsodium streams short enough to hold as seeds.
 func fuzzVectors(f *testing.F) []sodiumtest.Secretstream {

@@ -221,25 +221,6 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	}
 }
 
-func TestChachaBlockMatchesXCrypto(t *testing.T) {
-	// The block function is checked end to end by the vectors; this pins it
-	// directly against golang.org/x/crypto/chacha20 at a few counters.
-	var key [32]byte
-	var nonce [12]byte
-	for i := range key {
-		key[i] = byte(i)
-	}
-	for i := range nonce {
-		nonce[i] = byte(100 + i)
-	}
-	for _, ctr := range []uint32{0, 1, 2, 0xffffffff} {
-		var got [64]byte
-		chachaBlock(&key, &nonce, ctr, &got)
-		want := xcryptoBlock(t, key[:], nonce[:], ctr)
-		equalBytes(t, got[:], want)
-	}
-}
-
 // A stream cut anywhere resumes from its last checkpoint to the exact
 // plaintext, on libsodium's own vectors; a resumed stream still catches a
 // flipped byte and a missing FINAL chunk.

@@ -137,7 +137,7 @@ func aeadCompatible(mlen int) bool {
 func (s *state) open(buf []byte) (tag byte, err error) {
 	mlen := len(buf) - headroom - Overhead
 	var ks1 [64]byte
-	chachaBlock(&s.k, &s.nonce, 1, &ks1)
+	s.block(1, &ks1)
 	buf[0] = buf[headroom]
 	copy(buf[1:64], ks1[1:])
 	var mac [16]byte
@@ -150,7 +150,7 @@ func (s *state) open(buf []byte) (tag byte, err error) {
 		tag = buf[0]
 	} else {
 		var ks0 [64]byte
-		chachaBlock(&s.k, &s.nonce, 0, &ks0)
+		s.block(0, &ks0)
 		var sum [16]byte
 		s.mac(&sum, &ks0, msg[:64+mlen])
 		if subtle.ConstantTimeCompare(sum[:], mac[:]) != 1 {
@@ -176,8 +176,8 @@ func (s *state) seal(buf []byte, tag byte) []byte {
 		s.aead.Seal(msg[:0], s.nonce[:], msg, nil)
 	} else {
 		var ks0 [64]byte
-		chachaBlock(&s.k, &s.nonce, 0, &ks0)
-		chachaBlock(&s.k, &s.nonce, 1, &ks1)
+		s.block(0, &ks0)
+		s.block(1, &ks1)
 		copy(buf[:64], ks1[:])
 		buf[0] ^= tag
 		s.xorBody(buf[64 : 64+mlen])
@@ -209,12 +209,23 @@ func (s *state) mac(sum *[16]byte, ks0 *[64]byte, msg []byte) {
 
 // xorBody applies the keystream from block 2 on, as secretstream does for
 // message bodies.
-func (s *state) xorBody(b []byte) {
+func (s *state) xorBody(b []byte) { s.xorKeyStream(2, b) }
+
+// block writes the keystream block at position counter into out: the
+// Poly1305 key, the tag block, rekeying.
+func (s *state) block(counter uint32, out *[64]byte) {
+	clear(out[:])
+	s.xorKeyStream(counter, out[:])
+}
+
+// xorKeyStream XORs b with the ChaCha20 (IETF, 12-byte nonce) keystream
+// under the state's key and nonce, from block counter on.
+func (s *state) xorKeyStream(counter uint32, b []byte) {
 	c, err := chacha20.NewUnauthenticatedCipher(s.k[:], s.nonce[:])
 	if err != nil {
 		panic("secretstream: internal error: " + err.Error())
 	}
-	c.SetCounter(2)
+	c.SetCounter(counter)
 	c.XORKeyStream(b, b)
 }
 
@@ -233,7 +244,7 @@ func (s *state) advance(mac *[16]byte, tag byte) {
 
 func (s *state) rekey() {
 	var ks [64]byte
-	chachaBlock(&s.k, &s.nonce, 0, &ks)
+	s.block(0, &ks)
 	for i := 0; i < 32; i++ {
 		s.k[i] ^= ks[i]
 	}
