@@ -1,5 +1,6 @@
 // Package rate caps how fast bytes arrive, across every download of a run,
-// with a token bucket whose rate may follow a weekly schedule.
+// with a token bucket (golang.org/x/time/rate's) whose rate may follow a
+// weekly schedule.
 package rate
 
 import (
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	xrate "golang.org/x/time/rate"
+
 	"github.com/quak-photos/quak/retry"
 )
 
@@ -17,11 +20,15 @@ import (
 // changes, reads and waits under way go on at the new rate from that
 // moment; while the schedule says none, nothing waits. Safe for
 // concurrent use: all readers share it.
+//
+// Its bucket is golang.org/x/time/rate's, of one second's worth, set to
+// each rate of the schedule as its moment comes; a bucket begins empty,
+// and one after a time with no limit begins full.
 type Limiter struct {
 	mu     sync.Mutex
 	sched  Schedule
-	tokens float64 // bytes; +Inf after a time without limit
-	last   time.Time
+	bucket *xrate.Limiter // nil while the schedule says none
+	last   time.Time      // the moment the bucket follows the schedule up to
 	now    func() time.Time
 	sleep  func(ctx context.Context, d time.Duration) error
 }
@@ -42,41 +49,61 @@ func NewScheduled(s Schedule, now func() time.Time, sleep func(context.Context, 
 	if sleep == nil {
 		sleep = retry.Sleep
 	}
-	return &Limiter{sched: s, now: now, sleep: sleep, last: now()}
+	l := &Limiter{sched: s, now: now, sleep: sleep, last: now()}
+	if r, _ := s.At(l.last); r > 0 {
+		l.bucket = bucket(r)
+		l.bucket.AllowN(l.last, l.bucket.Burst()) // it begins empty
+	}
+	return l
 }
 
-// refill adds the bytes allowed from l.last to now, slot by slot of the
-// schedule, the bucket never holding more than a second of the rate.
-func (l *Limiter) refill(now time.Time) {
-	for l.last.Before(now) {
-		r, until := l.sched.At(l.last)
-		end := now
-		if !until.IsZero() && until.Before(now) {
-			end = until
+// bucket is a full bucket of one second of r bytes a second.
+func bucket(r int64) *xrate.Limiter { return xrate.NewLimiter(xrate.Limit(r), burst(r)) }
+
+// burst is one second of r bytes a second.
+func burst(r int64) int { return int(min(r, math.MaxInt)) }
+
+// follow sets the bucket to each rate of the schedule from l.last to now,
+// at the moment it starts, so that the bytes allowed meanwhile came at the
+// rate of their time.
+func (l *Limiter) follow(now time.Time) {
+	for {
+		_, until := l.sched.At(l.last)
+		if until.IsZero() || until.After(now) {
+			break
 		}
-		if r == 0 {
-			l.tokens = math.Inf(1)
-		} else {
-			l.tokens = min(l.tokens+end.Sub(l.last).Seconds()*float64(r), float64(r))
+		r, _ := l.sched.At(until)
+		switch {
+		case r == 0:
+			l.bucket = nil
+		case l.bucket == nil:
+			l.bucket = bucket(r)
+		default:
+			l.bucket.SetLimitAt(until, xrate.Limit(r))
+			l.bucket.SetBurstAt(until, burst(r))
 		}
-		l.last = end
+		l.last = until
+	}
+	if now.After(l.last) {
+		l.last = now
 	}
 }
 
-// Wait takes n bytes' worth of tokens, waiting until they are there or ctx
-// ends. A wait that reaches a change of rate goes on at the new rate, and
-// ends at once when the new rate is none.
+// Wait takes n bytes' worth from the bucket, waiting until they are there
+// or ctx ends. A wait that reaches a change of rate goes on at the new
+// rate, and ends at once when the new rate is none.
 func (l *Limiter) Wait(ctx context.Context, n int) error {
 	l.mu.Lock()
 	now := l.now()
-	l.refill(now)
-	r, _ := l.sched.At(now)
-	if r == 0 {
+	l.follow(now)
+	if l.bucket == nil {
 		l.mu.Unlock()
 		return nil
 	}
-	l.tokens = min(l.tokens, float64(r)) - float64(n)
-	debt := -l.tokens
+	for b := l.bucket.Burst(); n > 0; n -= b {
+		l.bucket.ReserveN(now, min(n, b)) // a burst at a time; the bucket owes the rest
+	}
+	debt := -l.bucket.TokensAt(now)
 	l.mu.Unlock()
 	for debt > 0 {
 		r, until := l.sched.At(now)
