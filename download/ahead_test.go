@@ -15,6 +15,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/pace"
 	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/errs"
 )
@@ -133,7 +134,7 @@ func flipByte(t *testing.T, path string, at int64) {
 func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 	for _, c := range []string{"as left", "changed on disk", "chunk 3 cut short", "chunk 1 cut short", "its rest refused", "its rest shifted",
 		"every place taken", "every place and every extra taken", "a link", "a folder",
-		"changed, its record too", "a hard link to a saved photo"} {
+		"changed, its record too", "a hard link to a saved photo", "ranges found from the link, at one"} {
 		t.Run(c, func(t *testing.T) {
 			fx := setup(t)
 			f := fx.album.AddFile(enteapitest.FileSpec{Title: "big.mp4", Size: 24 << 20, Seed: 12})
@@ -189,6 +190,15 @@ func TestChunksFetchedAheadOfAStalledRangeAreNotFetchedAgain(t *testing.T) {
 				fe := fe2(fx)
 				download.TakePlaces(fe, download.MultiStreamFiles, download.MultiStreamFiles)
 				assert.Equal(t, []string{rangeFrom(seg)}, fx.nextRun(fe, f, tg, rp))
+				return
+			case "ranges found from the link, at one":
+				// A number of ranges found from the link that is one yet
+				// still reads what the ring holds: as ranges, one at a time.
+				fe := fe2(fx)
+				stopped := func() time.Time { return time.Unix(0, 0) } // no window ends: one it stays
+				fe.Ranges = pace.FoundRanges(fe.Streams, stopped)
+				assert.Equal(t, sortedCopy(want), sortedCopy(fx.nextRun(fe, f, tg, rp)))
+				assert.Equal(t, 1, fe.Ranges.Now())
 				return
 			case "its rest shifted":
 				// A store that answers the rest with other bytes: never

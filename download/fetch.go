@@ -70,6 +70,10 @@ type Fetcher struct {
 	// encrypted chunks' edges and decrypted in order; 0 or 1, one stream.
 	Streams     int
 	StreamAbove int64
+	// Ranges, if set, is how many ranges such a file comes as instead of
+	// Streams: a number found from the link (see pace.Ranges), at most its
+	// Max.
+	Ranges *pace.Ranges
 	// MultiFiles is how many files may come as several ranges at once (0:
 	// MultiStreamFiles); each keeps Streams+1 chunks on disk beside its
 	// temp file (see ring.go).
@@ -232,7 +236,11 @@ func (f *Fetcher) saving(t Target) saving {
 // use.
 func (f *Fetcher) source() *source {
 	f.once.Do(func() {
-		f.src = &source{client: f.Client, rate: f.Rate, policy: f.Policy, streams: f.Streams,
+		ranges := f.Ranges
+		if ranges == nil {
+			ranges = pace.FixedRanges(f.Streams)
+		}
+		f.src = &source{client: f.Client, rate: f.Rate, policy: f.Policy, ranges: ranges,
 			above: positiveOr(f.StreamAbove, DefaultStreamAbove), places: newPlaces(positiveOr(f.MultiFiles, MultiStreamFiles))}
 	})
 	return f.src

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/pace"
 	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/retry"
 )
@@ -38,7 +39,9 @@ var errWhole = errors.New("the object store answers ranges with the whole object
 // its end, fetched a chunk at a time by several workers at once and handed
 // out in order. The workers write what they fetch to the download's ring
 // on disk, never to memory: a file in flight costs one copy buffer a
-// worker, however many chunks are ahead of the reader.
+// worker, however many chunks are ahead of the reader. How many workers
+// fetch at once follows the run's number of ranges (see pace.Ranges), as
+// the reader measures the rate they bring.
 type segmented struct {
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -49,44 +52,57 @@ type segmented struct {
 	kept   map[int]kept // chunks an earlier attempt or run left in the ring
 	board  board
 	read   reading
+	window *pace.Window
 	wg     sync.WaitGroup
 	done   func()
 }
 
 // reading is where the reader is: the chunk it reads, its bytes read, and
-// whether it is in the ring.
+// whether it is in the ring; and the chunk from which it reads one stream,
+// tail, instead (count: none).
 type reading struct {
 	k    int
 	pos  int64
 	have bool
+	one  int
+	tail io.ReadCloser
 }
 
-// newSegmented starts workers on the object o after its first chunk's
+// newSegmented starts n workers on the object o after its first chunk's
 // answer first (206, checked), which worker 0 reads: the chunk from its
 // byte got.n on, the ring r holding the bytes before (with their CRC-32C).
-func newSegmented(ctx context.Context, o *object, first *apiclient.Object, from int64, r *ring, got kept) *segmented {
+func newSegmented(ctx context.Context, o *object, first *apiclient.Object, from int64, r *ring, got kept, n int) *segmented {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &segmented{ctx: ctx, cancel: cancel, obj: o, from: from, ring: r,
-		count: int((o.total - from + WireChunk - 1) / WireChunk), board: newBoard(1)}
+		count: int((o.total - from + WireChunk - 1) / WireChunk), board: newBoard(1), window: o.src.ranges.Window(n)}
+	s.read.one = s.count
 	s.kept = s.keptChunks()
 	if got.n > 0 {
 		s.kept[0] = got // read in part from the ring: see fromRing
 	}
-	r.open() // the first chunk holds a place
+	r.open()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		s.deliver(0, s.fill(first, got))
 		s.work()
 	}()
-	for range r.slots - 2 {
+	s.resize(n)
+	return s
+}
+
+// resize has n workers fetch at once, the ring holding n chunks ahead of
+// the one being read. Workers beyond n stop before their next chunk.
+func (s *segmented) resize(n int) {
+	start, moved := s.board.want(n)
+	s.ring.resize(moved)
+	for range start {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			s.work()
 		}()
 	}
-	return s
 }
 
 // bounds is chunk k's first and last byte.
@@ -131,24 +147,35 @@ func (s *segmented) forgetKept(j int64) {
 	}
 }
 
-// work fetches chunks in order until none is left or the reader stops.
+// work fetches chunks in order until none is left, the reader stops, or
+// fewer workers are wanted.
 func (s *segmented) work() {
-	for s.ring.take(s.ctx) {
-		k, ok := s.board.take(s.count)
-		if !ok {
-			s.ring.give()
-			return
-		}
-		if kp := s.kept[k]; kp.n == s.size(k) {
-			s.deliver(k, nil)
-			continue
-		}
-		err := s.rest(k, s.kept[k].n, s.kept[k].sum)
-		s.deliver(k, err)
-		if err != nil {
+	for s.board.stays() {
+		if !s.fetchNext() {
+			s.board.left()
 			return
 		}
 	}
+}
+
+// fetchNext fetches the next chunk into the ring, and reports whether the
+// worker goes on.
+func (s *segmented) fetchNext() bool {
+	if !s.ring.take(s.ctx) {
+		return false
+	}
+	k, ok := s.board.take(s.count)
+	if !ok {
+		s.ring.give()
+		return false
+	}
+	if kp := s.kept[k]; kp.n == s.size(k) {
+		s.deliver(k, nil)
+		return true
+	}
+	err := s.rest(k, s.kept[k].n, s.kept[k].sum)
+	s.deliver(k, err)
+	return err == nil
 }
 
 // fill writes the first chunk from its answer, which the caller checked:
@@ -216,12 +243,16 @@ func (s *segmented) deliver(k int, err error) {
 	s.board.deliver(k, err)
 }
 
-// Read hands out the object's bytes in order, from the ring.
+// Read hands out the object's bytes in order, from the ring, and from the
+// chunk the ranges stopped at on (see toOne), from one stream.
 func (s *segmented) Read(p []byte) (int, error) {
 	r := &s.read
 	for !r.have {
-		if r.k >= s.count {
+		switch {
+		case r.k >= s.count:
 			return 0, io.EOF
+		case r.k == r.one:
+			return s.readOne(p)
 		}
 		if err := s.board.await(s.ctx, r.k); err != nil {
 			return 0, err
@@ -234,19 +265,63 @@ func (s *segmented) Read(p []byte) (int, error) {
 	if err != nil && (!errors.Is(err, io.EOF) || int64(n) != left) {
 		return n, fmt.Errorf("reading back chunk %d fetched ahead: %w", r.k, err)
 	}
-	if r.pos == s.size(r.k) {
+	if size := s.size(r.k); r.pos == size {
 		r.have = false
 		r.k++
 		s.ring.give() // its slot is free for a chunk further on
+		s.follow(s.window.Chunk(size))
 	}
 	return n, nil
 }
 
-// Close stops the workers, waits for them and gives back the file's
-// multi-stream ticket.
+// follow goes on with n ranges at once; from more to one, as one stream.
+func (s *segmented) follow(n int) {
+	switch {
+	case s.read.one < s.count: // one stream already
+	case n == 1 && s.board.wanting() > 1:
+		s.toOne()
+	default:
+		s.resize(n)
+	}
+}
+
+// toOne has the workers take no further chunk: once the reader is past
+// those they took, the rest of the object comes as one stream, which costs
+// neither a request nor a trip through the ring a chunk.
+func (s *segmented) toOne() {
+	s.read.one = s.board.cut()
+}
+
+// readOne reads the rest of the object from one stream, opened at first.
+func (s *segmented) readOne(p []byte) (int, error) {
+	r := &s.read
+	if r.tail == nil {
+		start, _ := s.bounds(r.k)
+		obj, err := s.obj.open(s.ctx, start, s.obj.total-1)
+		if err != nil {
+			return 0, fmt.Errorf("bytes %d on: %w", start, err)
+		}
+		if !s.obj.continues(obj, start, s.obj.total-1) {
+			obj.Body.Close()
+			if obj.Status == 200 {
+				s.obj.src.noRange.Store(true)
+			}
+			return 0, fmt.Errorf("bytes %d on: %w", start, errRange)
+		}
+		r.tail = obj.Body
+	}
+	return r.tail.Read(p)
+}
+
+// Close stops the workers, waits for them, closes the one stream if there
+// is one, and gives back the file's multi-stream ticket.
 func (s *segmented) Close() error {
 	s.cancel()
 	s.wg.Wait()
+	if s.read.tail != nil {
+		s.read.tail.Close()
+		s.read.tail = nil
+	}
 	if s.done != nil {
 		s.done()
 		s.done = nil
@@ -256,7 +331,7 @@ func (s *segmented) Close() error {
 
 // board is where a download's workers hand its chunks over to its reader:
 // which chunk a worker takes next, the chunks in the ring and not yet
-// read, and those that could not be had.
+// read, and those that could not be had; and how many workers fetch.
 type board struct {
 	mu      sync.Mutex
 	next    int
@@ -264,21 +339,76 @@ type board struct {
 	failed  map[int]error
 	stopped bool // a chunk failed: take no further one
 	wake    chan struct{}
+	wanted  int // workers that fetch at once
+	running int // workers under way
+	end     int // no chunk from it on is taken (0: none such)
 }
 
-// newBoard is a board whose workers take chunk next first.
+// newBoard is a board whose workers take chunk next first, with one worker
+// under way.
 func newBoard(next int) board {
-	return board{next: next, ready: map[int]bool{}, failed: map[int]error{}, wake: make(chan struct{})}
+	return board{next: next, ready: map[int]bool{}, failed: map[int]error{}, wake: make(chan struct{}), running: 1}
+}
+
+// want has n workers fetch at once, and returns how many to start and by
+// how many the number moved. Workers that ended with the chunks are not
+// started again.
+func (b *board) want(n int) (start, moved int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	moved = n - b.wanted
+	if moved > 0 {
+		start = max(n-b.running, 0)
+	}
+	b.wanted, b.running = n, b.running+start
+	return start, moved
+}
+
+// stays reports whether a worker takes another chunk: not when more run
+// than are wanted, and the worker that leaves is counted out.
+func (b *board) stays() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running > b.wanted {
+		b.running--
+		return false
+	}
+	return true
+}
+
+// left counts out a worker that ends for another cause.
+func (b *board) left() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.running--
 }
 
 // take is the chunk a worker fetches next, and false when there is none
-// of count chunks left or a chunk failed.
+// of count chunks left, a chunk failed, or the workers were cut off.
 func (b *board) take(count int) (int, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := b.next
 	b.next++
-	return k, k < count && !b.stopped
+	return k, k < count && !b.stopped && (b.end == 0 || k < b.end)
+}
+
+// cut has the workers take no further chunk, and returns the first they
+// do not take.
+func (b *board) cut() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.end == 0 {
+		b.end = b.next
+	}
+	return b.end
+}
+
+// wanting is how many workers are wanted.
+func (b *board) wanting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.wanted
 }
 
 // deliver records chunk k in the ring, or err for it, and wakes the

@@ -28,6 +28,8 @@ type ring struct {
 	file   *os.File
 	slots  int
 	places chan struct{}
+	mu     sync.Mutex
+	over   int // places to keep back as they are given: the ring is to hold fewer
 }
 
 // ringSource is how ranges have a download's ring: open opens it (on
@@ -178,13 +180,11 @@ func (r *ring) readAt(p []byte, j, pos int64) (int, error) {
 	return r.file.ReadAt(p, r.at(j)+pos)
 }
 
-// open makes the ring's places anew for a reader at a chunk that holds
-// one of them already: the rest are free.
+// open makes the ring's places anew, none of them free (see resize), for
+// a reader at a chunk that holds one.
 func (r *ring) open() {
 	r.places = make(chan struct{}, r.slots)
-	for range r.slots - 1 {
-		r.places <- struct{}{}
-	}
+	r.over = 0
 }
 
 // take waits for a free place, and reports false when ctx ends first.
@@ -197,5 +197,33 @@ func (r *ring) take(ctx context.Context) bool {
 	}
 }
 
-// give frees a place.
-func (r *ring) give() { r.places <- struct{}{} }
+// give frees a place, or keeps it back while the ring is to hold fewer
+// chunks than it holds.
+func (r *ring) give() {
+	r.mu.Lock()
+	if r.over > 0 {
+		r.over--
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	r.places <- struct{}{}
+}
+
+// resize has the ring hold by places more chunks at once (fewer, by a
+// negative number): more are freed now, fewer are kept back as they are
+// given.
+func (r *ring) resize(by int) {
+	r.mu.Lock()
+	if by < 0 {
+		r.over -= by
+		r.mu.Unlock()
+		return
+	}
+	back := min(r.over, by)
+	r.over -= back
+	r.mu.Unlock()
+	for range by - back {
+		r.places <- struct{}{}
+	}
+}

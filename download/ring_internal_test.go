@@ -1,6 +1,7 @@
 package download
 
 import (
+	"context"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -64,4 +65,39 @@ func TestForgettingAChunkLeavesTheSlotsNextChunk(t *testing.T) {
 	assert.Equal(t, int64(len(data)), r.held(7, int64(len(data))).n, "chunk 7's record stays")
 	require.NoError(t, r.forget(7))
 	assert.Zero(t, r.held(7, int64(len(data))), "forgotten")
+}
+
+// A ring holds as many places as it is sized to: more are freed at once;
+// fewer are kept back as the places in use are given, and a growth first
+// stops keeping back the ones not yet given.
+func TestARingHoldsAsManyPlacesAsSized(t *testing.T) {
+	r := &ring{slots: 5}
+	r.open()
+	free := func() int { return len(r.places) }
+	assert.Zero(t, free(), "none until sized")
+	r.resize(3)
+	assert.Equal(t, 3, free())
+	ctx, cancel := context.WithCancel(context.Background())
+	for range 3 {
+		require.True(t, r.take(ctx))
+	}
+	cancel()
+	assert.False(t, r.take(ctx), "none left: the take ends with its context")
+
+	r.resize(-2)
+	for range 3 {
+		r.give()
+	}
+	assert.Equal(t, 1, free(), "two kept back as they were given")
+	r.resize(1)
+	assert.Equal(t, 2, free())
+
+	require.True(t, r.take(context.Background()))
+	r.resize(-1) // the one in use is to be kept back
+	r.resize(2)  // no longer; and one more
+	assert.Equal(t, 2, free())
+	r.give()
+	assert.Equal(t, 3, free(), "given back, not kept")
+	r.open()
+	assert.Zero(t, free(), "opened anew: none")
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/pace"
 	"github.com/quak-photos/quak/download/rate"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
@@ -21,40 +22,48 @@ type source struct {
 	client  Objects
 	rate    *rate.Limiter
 	policy  retry.Policy // a range's own retries
-	streams int          // ranges of one file in flight; < 2, one stream
+	ranges  *pace.Ranges // how many ranges of one file are in flight; 1, one stream
 	above   int64        // the smallest file, in ciphertext bytes, fetched as ranges, less one
 	places  *places
 	noRange atomic.Bool // the store answered a Range with the whole object
 }
 
 // slots is how many chunks a download's ring holds: one for each range
-// in flight and one being read.
-func (s *source) slots() int { return max(s.streams, 1) + 1 }
+// in flight at the most and one being read.
+func (s *source) slots() int { return s.ranges.Max() + 1 }
 
 // open asks for t's ciphertext from byte from on: as several ranges at
-// once, into the download's ring (rg), when the file is large enough, the store honours
-// Range and a place is free (one of MultiStreamFiles, or for a download
-// whose ring was left over one as many again); else as one answer. A
-// store that ignores Range is remembered, and asked for whole objects
-// from then on.
+// once, into the download's ring (rg), when the file is large enough, the
+// store honours Range, the run's number of ranges is more than one (or the
+// download's ring was left over: what it holds is read only by ranges)
+// and a place is free (one of MultiStreamFiles, or for a download whose
+// ring was left over one as many again); else as one answer, which goes on
+// as ranges from a chunk's edge once they pay and a place is free. A store
+// that ignores Range is remembered, and asked for whole objects from then
+// on.
 func (s *source) open(ctx context.Context, t Target, from int64, rg ringSource) (*apiclient.Object, error) {
-	if s.streams < 2 || t.Size < 0 || t.Size-from <= s.above || s.noRange.Load() {
+	if s.ranges.Max() < 2 || t.Size < 0 || t.Size-from <= s.above || s.noRange.Load() {
 		return s.single(ctx, t, from)
 	}
-	r, release := s.place(rg)
+	n := s.ranges.Now()
+	var r *ring
+	var release func()
+	if n > 1 || rg.left {
+		r, release = s.place(rg)
+	}
 	if r == nil {
-		// Every multi-stream place is taken: one stream for now, taken over
-		// by several ranges from a chunk's edge once a place frees up, so a
-		// large file started late is not the run's long pole.
+		// One stream for now, taken over by several ranges from a chunk's
+		// edge once they pay and a place is free, so that a large file
+		// started when every place was taken is not the run's long pole.
 		obj, err := s.single(ctx, t, from)
 		if err == nil && (from == 0 && obj.Status == 200 && obj.Length == t.Size ||
 			from > 0 && rangeIs(obj, from, t.Size-1, t.Size)) {
 			obj.Body = &upgrading{obj: s.object(t.FileID, obj, t.Size), ctx: ctx, body: obj.Body, pos: from, next: from,
-				ring: rg.open}
+				ring: rg.open, window: s.ranges.Window(n)}
 		}
 		return obj, err
 	}
-	return s.ranges(ctx, t, from, r, release)
+	return s.fetchRanges(ctx, t, from, r, release, n)
 }
 
 // single asks for t's ciphertext from byte from on as one answer.
@@ -87,10 +96,10 @@ func (s *source) place(rg ringSource) (*ring, func()) {
 	return r, release
 }
 
-// ranges asks for t's ciphertext from byte from on as several ranges into
-// the ring r, holding a place it gives back through untick when the
-// download ends or does not go on as ranges.
-func (s *source) ranges(ctx context.Context, t Target, from int64, r *ring, untick func()) (*apiclient.Object, error) {
+// fetchRanges asks for t's ciphertext from byte from on as n ranges at
+// once into the ring r, holding a place it gives back through untick when
+// the download ends or does not go on as ranges.
+func (s *source) fetchRanges(ctx context.Context, t Target, from int64, r *ring, untick func(), n int) (*apiclient.Object, error) {
 	end := min(from+WireChunk, t.Size) - 1
 	first := r.keptFirst(from/WireChunk, end+1-from)
 	obj, err := s.limited(ctx)(s.client.DownloadFileRange(ctx, t.FileID, from+first.n, end))
@@ -120,7 +129,7 @@ func (s *source) ranges(ctx context.Context, t Target, from int64, r *ring, unti
 		obj.Body.Close()
 		return s.single(ctx, t, from)
 	}
-	sg := newSegmented(ctx, s.object(t.FileID, obj, t.Size), obj, from, r, first)
+	sg := newSegmented(ctx, s.object(t.FileID, obj, t.Size), obj, from, r, first, n)
 	sg.done = untick
 	return &apiclient.Object{Body: sg, Length: t.Size - from, Status: 206, ETag: obj.ETag,
 		ContentRange: fmt.Sprintf("bytes %d-%d/%d", from, t.Size-1, t.Size)}, nil

@@ -3,29 +3,36 @@ package download
 import (
 	"context"
 	"io"
+
+	"github.com/quak-photos/quak/download/pace"
 )
 
-// upgrading reads one stream of an object and, at a chunk's edge, when a
+// upgrading reads one stream of an object and, at a chunk's edge, when
+// several ranges pay (the run's number of ranges is more than one, see
+// pace.Ranges: the stream's rate is measured for it chunk by chunk), a
 // multi-stream place has come free and enough is left, goes on with
 // several ranges from there. A switch that cannot be made (the range
 // request fails or answers another object) keeps the one stream to the
 // end, and is not tried again.
 type upgrading struct {
-	obj  *object
-	ctx  context.Context
-	body io.ReadCloser
-	pos  int64 // the object's byte the body gives next
-	next int64 // the next chunk edge to try at
-	up   bool  // several ranges now
-	stay bool  // a switch failed: one stream to the end
-	ring func() (*ring, error)
+	obj    *object
+	ctx    context.Context
+	body   io.ReadCloser
+	pos    int64 // the object's byte the body gives next
+	next   int64 // the next chunk edge to try at
+	up     bool  // several ranges now
+	stay   bool  // a switch failed: one stream to the end
+	ring   func() (*ring, error)
+	window *pace.Window
 }
 
 func (u *upgrading) Read(p []byte) (int, error) {
 	if !u.up && !u.stay {
 		if u.pos == u.next {
 			u.next = min(u.pos+WireChunk, u.obj.total)
-			u.try()
+			if n := u.window.Chunk(WireChunk); n > 1 {
+				u.try(n)
+			}
 		}
 		// Stop at the next edge, to look again there; past the last one
 		// (the object's end) the read goes through, or a reader waiting
@@ -39,8 +46,8 @@ func (u *upgrading) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// try switches to several ranges from u.pos, if a place is free.
-func (u *upgrading) try() {
+// try switches to n ranges from u.pos, if a place is free.
+func (u *upgrading) try(n int) {
 	src := u.obj.src
 	if u.obj.total-u.pos <= src.above || !src.places.ticket() {
 		return
@@ -65,7 +72,7 @@ func (u *upgrading) try() {
 		return
 	}
 	u.body.Close()
-	sg := newSegmented(u.ctx, src.object(u.obj.id, obj, u.obj.total), obj, u.pos, r, kept{})
+	sg := newSegmented(u.ctx, src.object(u.obj.id, obj, u.obj.total), obj, u.pos, r, kept{}, n)
 	sg.done = src.places.unticket
 	u.body, u.up = sg, true
 }
