@@ -229,7 +229,7 @@ func (o *backupOpts) register(f *pflag.FlagSet) {
 	f.Int64Var(&o.resumeAbove, "resume-above", backup.DefaultResumeAbove, "bytes: larger downloads keep a resume point every this many bytes, for the next run (-1: never)")
 	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
 	f.IntVar(&o.maxDelete, "max-delete", backup.DefaultMaxDelete, "with --prune: move nothing when more than this many album entries were deleted")
-	f.IntVar(&o.streams, "streams", download.DefaultStreams, "ranges of one file over 32 MiB in flight at once (1: one stream)")
+	f.IntVar(&o.streams, "streams", download.DefaultStreams, "ranges of one file over 32 MiB in flight at once (1: one stream; unset: as many as pay, found from the connection, up to 8)")
 	f.Var(&o.bwlimit, "bwlimit", "cap all downloads together at RATE bytes a second (10M is 10 MiB/s), or by a timetable of local times such as \"08:00,512K 23:00,off\"")
 	o.filters.register(f)
 	o.views.register(f)
@@ -239,6 +239,15 @@ func (o *backupOpts) register(f *pflag.FlagSet) {
 }
 
 // check refuses flags out of their range, and a dry run that would write.
+// askedStreams is --streams as given, or 0 when it was not: the number of
+// ranges is then found from the connection.
+func (o *backupOpts) askedStreams() int {
+	if o.fs == nil || !o.fs.Changed("streams") {
+		return 0
+	}
+	return o.streams
+}
+
 func (o *backupOpts) check() error {
 	if err := o.link.check(o.multi.all); err != nil {
 		return err
@@ -354,7 +363,7 @@ func backupOptions(d deps, o *backupOpts, dir string, rs *runSource, pr *printer
 		Source:  rs.src,
 		Started: rs.started,
 		Transfer: backup.Transfer{Policy: retryPolicy(d, o.attempts), Concurrency: o.concurrency, ResumeAbove: o.resumeAbove,
-			BandwidthLimit: o.bwlimit.sched, Streams: rs.streams(o.streams), MaxConcurrency: rs.maxConcurrency},
+			BandwidthLimit: o.bwlimit.sched, Streams: rs.streams(o.askedStreams()), MaxConcurrency: rs.maxConcurrency},
 		Scope: backup.Scope{Init: o.init, DryRun: o.dryRun, MetadataOnly: o.metaOnly,
 			FreeSpace: spaceCheck(d, o.noSpace), AllowNested: o.nested},
 		Pruning:  backup.Pruning{Prune: o.prune, MaxDelete: o.maxDelete, Now: d.now},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,7 +30,7 @@ func TestKilledDuringADownload(t *testing.T) {
 	f := a.AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 7})
 	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID))
 
-	signalWhenStalled(t, bin, e, s, syscall.SIGKILL, "backup", dir) // in the middle of the file
+	signalWhenStalled(t, bin, e, s, syscall.SIGKILL, "backup", "--streams", ranges, dir) // in the middle of the file
 
 	final := filepath.Join(dir, "Videos", "long.mp4")
 	if _, err := os.Stat(final); !os.IsNotExist(err) {
@@ -71,7 +72,7 @@ func TestASignalStopsARunCleanly(t *testing.T) {
 			e, s, u, dir := loggedIn(t)
 			f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 8})
 			stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID))
-			if code, stderr := signalWhenStalled(t, bin, e, s, tc.sig, "backup", dir); code != tc.code {
+			if code, stderr := signalWhenStalled(t, bin, e, s, tc.sig, "backup", "--streams", ranges, dir); code != tc.code {
 				t.Fatalf("exit code %d, want %d; stderr %q", code, tc.code, stderr)
 			}
 			if n := countTemps(t, folder.At(dir).Temp()); n != countTemps(t, dir) {
@@ -105,10 +106,14 @@ func TestASignalStopsARunCleanly(t *testing.T) {
 	}
 }
 
-// stallMidFile stalls the download of a large file at its sixth range.
+// ranges is --streams for a run stallMidFile stalls: ranges from the file's
+// first chunk on (a number found from the link starts at one stream).
+var ranges = strconv.Itoa(download.DefaultStreams)
+
+// stallMidFile stalls the download of a large file at its tenth range.
 // The file comes as ranges into download.DefaultStreams+1 buffers, so the
-// first five ranges can arrive before quak writes anything; a sixth is
-// asked for only once quak has written the first range to its temp file.
+// first nine ranges can arrive before quak writes anything; a tenth is
+// asked for only once quak has read the first range from its ring.
 func stallMidFile(s *enteapitest.Server, route string) {
 	first := make([]enteapitest.Fault, download.DefaultStreams+1)
 	for i := range first {

@@ -79,8 +79,9 @@ type Transfer struct {
 	Concurrency    int
 	MaxConcurrency int
 	// Streams is how many ranges of one large file download at once (0:
-	// download.DefaultStreams; 1: one stream), for files of more than
-	// StreamAbove ciphertext bytes (0: download.DefaultStreamAbove).
+	// found from the link, at most download.DefaultStreams, see
+	// pace.Ranges; 1: one stream), for files of more than StreamAbove
+	// ciphertext bytes (0: download.DefaultStreamAbove).
 	Streams     int
 	StreamAbove int64
 	// BandwidthLimit caps the bytes a second of all downloads together,
@@ -334,7 +335,7 @@ func (r *run) fetcher() *download.Fetcher {
 		f.Rate = rate.NewScheduled(o.BandwidthLimit, nil, nil)
 	}
 	if f.Streams == 0 {
-		f.Streams = download.DefaultStreams
+		f.Streams, f.Ranges = download.DefaultStreams, pace.FoundRanges(download.DefaultStreams, o.PaceClock)
 	}
 	if o.ResumeAbove > 0 {
 		f.Save, f.SaveAbove = r.resumes.save, o.ResumeAbove
