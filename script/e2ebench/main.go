@@ -22,6 +22,34 @@ import (
 // backupArgs are added to every quak backup the benchmark runs.
 var backupArgs []string
 
+// streams are the ways large files are fetched to compare (-streams): a
+// --streams value, or "found" for none (the number found from the link).
+// Empty: one way, backupArgs'.
+var streams []string
+
+// variant is the --streams of the backup being measured, "" for none.
+var variant string
+
+// eachStreams runs measure once for every way of -streams (once when
+// none is given), with that --streams added to the backup.
+func eachStreams(measure func() error) error {
+	if len(streams) == 0 {
+		return measure()
+	}
+	base := backupArgs
+	defer func() { backupArgs, variant = base, "" }()
+	for _, v := range streams {
+		backupArgs, variant = base, v
+		if v != "found" {
+			backupArgs = append(append([]string(nil), base...), "--streams", v)
+		}
+		if err := measure(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // concurrency is --concurrency for the backups ("0": quak finds it).
 var concurrency = "4"
 
@@ -48,9 +76,13 @@ func main() {
 	latency := flag.Duration("latency", 0, "WAN mode: the fake server delays every request by this round trip")
 	bw := flag.Int64("bw", 0, "WAN mode: bytes a second per connection")
 	only := flag.String("only", "", "run only the libraries whose name contains this")
+	ways := flag.String("streams", "", "compare large files fetched these ways: --streams values, or \"found\" (unset), comma-separated")
 	flag.StringVar(&concurrency, "concurrency", "4", "quak's --concurrency (0: found from the link)")
 	flag.Parse()
 	backupArgs = strings.Fields(*extra)
+	if *ways != "" {
+		streams = strings.Split(*ways, ",")
+	}
 	if *latency > 0 || *bw > 0 {
 		wan = []string{"-latency", latency.String(), "-bw", fmt.Sprint(*bw)}
 		if err := runWAN(*quak, *fake, *latency, *bw, *only); err != nil {
@@ -80,7 +112,7 @@ func run(quak, fake, only string) error {
 		if only != "" && !strings.Contains(sc.name, only) {
 			continue
 		}
-		if err := measure(quak, fake, sc); err != nil {
+		if err := eachStreams(func() error { return measure(quak, fake, sc) }); err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
 	}
@@ -200,7 +232,11 @@ func measure(quak, fake string, sc scenario) error {
 	} else if n := syscallsOf(quak, env, traced); n >= 0 {
 		calls = fmt.Sprintf("%.1f", float64(n)/float64(sc.files))
 	}
-	fmt.Printf("%-14s %10s %10.0f %10.0f %9.1f MiB %10s %11s %14s %14s %11.2f %14s   %s\n", sc.name, elapsed.Round(time.Millisecond),
+	name := sc.name
+	if variant != "" {
+		name += " " + variant
+	}
+	fmt.Printf("%-14s %10s %10.0f %10.0f %9.1f MiB %10s %11s %14s %14s %11.2f %14s   %s\n", name, elapsed.Round(time.Millisecond),
 		float64(sc.files)/elapsed.Seconds(), mb/elapsed.Seconds(), float64(rss)/1024, cpu.Round(time.Millisecond),
 		serverCPU.Round(time.Millisecond), again, againRSS, cpu.Seconds()/gib, calls, sc.target)
 	if saved := int64(sc.files) * sc.size; saved > 0 {
@@ -269,15 +305,21 @@ func runWAN(quak, fake string, latency time.Duration, bw int64, only string) err
 			}
 		}
 		concurrency = "0"
-		if err := measure(quak, fake, sc); err != nil {
-			return err
-		}
 		floor, what := best, "the best fixed concurrency"
 		if fixed == nil {
 			floor = time.Duration(float64(sc.size) / float64(bw) * float64(time.Second))
 			what = "one stream's time at the link's rate"
 		}
-		fmt.Printf("  %s: quak's own concurrency took %.2f x %s (%s)\n", sc.name, lastElapsed.Seconds()/floor.Seconds(), what, floor.Round(time.Millisecond))
+		err := eachStreams(func() error {
+			if err := measure(quak, fake, sc); err != nil {
+				return err
+			}
+			fmt.Printf("  %s: quak's own concurrency took %.2f x %s (%s)\n", sc.name, lastElapsed.Seconds()/floor.Seconds(), what, floor.Round(time.Millisecond))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
