@@ -29,17 +29,20 @@ func reused(n int) bool {
 }
 
 func TestBuffersAreKeptBySize(t *testing.T) {
-	for _, n := range []int{64, 4096, 4097, 1 << 18, 1<<18 + 1, 1<<20 + 81, 2200000, 4 << 20, fullBuf} {
+	for _, n := range []int{64, 4096, 4097, 1 << 16, 1<<16 + 1, 1 << 18, 1<<18 + 1, 1<<20 + 81, 2200000, 4 << 20, fullBuf} {
 		b := takeBuf(n)
 		assert.Len(t, b, n)
 		assert.True(t, reused(n), "a buffer of %d bytes is not kept", n)
 	}
 	assert.Equal(t, fullBuf, cap(takeBuf(fullBuf)), "a whole chunk's buffer is not rounded up")
 	assert.Equal(t, 4096, cap(takeBuf(100)))
-	assert.Equal(t, 1<<18, cap(takeBuf(1<<17+1)))
-	assert.Equal(t, 1<<19, cap(takeBuf(1<<18+1)))
-	assert.Equal(t, 5<<18, cap(takeBuf(1<<20+81)))
-	assert.Equal(t, 9<<18, cap(takeBuf(2200000)), "a 2.1 MiB stream takes 2.25 MiB")
+	assert.Equal(t, 1<<16, cap(takeBuf(1<<15+1)))
+	assert.Equal(t, 2<<16, cap(takeBuf(1<<16+1)))
+	assert.Equal(t, 3<<16, cap(takeBuf(1<<17+1)))
+	assert.Equal(t, 5<<16, cap(takeBuf(1<<18+1)))
+	assert.Equal(t, 17<<16, cap(takeBuf(1<<20+81)), "a 1 MiB stream takes 1.06 MiB")
+	assert.Equal(t, 34<<16, cap(takeBuf(2200000)), "a 2.1 MiB stream takes 2.13 MiB")
+	assert.Equal(t, 4<<20, cap(takeBuf(4<<20)))
 	// Between 4 MiB and a whole chunk (never asked for by Ente's streams),
 	// and beyond, buffers are made to measure and not kept.
 	assert.Equal(t, 4<<20+1, cap(takeBuf(4<<20+1)))
@@ -48,7 +51,7 @@ func TestBuffersAreKeptBySize(t *testing.T) {
 }
 
 // Every size gets a buffer of its own class: large enough, at most twice
-// its size up to 256 KiB and less than 256 KiB over it above, and never one
+// its size up to 64 KiB and less than 64 KiB over it above, and never one
 // of another class.
 func TestEverySizeHasItsClass(t *testing.T) {
 	seen := map[int]int{} // class index → its size
