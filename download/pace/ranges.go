@@ -32,8 +32,9 @@ type Ranges struct {
 const Pays = 1.25
 
 // WindowChunks and WindowSpan are how long a file is measured at a number
-// of ranges: at least this many chunks and this long, after one chunk
-// that is not counted (it waited for the new requests' first bytes).
+// of ranges n: at least max(WindowChunks, n) chunks and WindowSpan, after n
+// chunks that are not counted: they waited for the new requests' first
+// bytes, or came from what the ranges before had fetched ahead.
 const (
 	WindowChunks = 4
 	WindowSpan   = 200 * time.Millisecond
@@ -96,14 +97,14 @@ func (r *Ranges) measured(n int, bytes int64, d time.Duration) int {
 type Window struct {
 	r      *Ranges
 	n      int
-	skip   bool
+	skip   int // chunks still not counted
 	start  time.Time
 	chunks int
 	bytes  int64
 }
 
 // Window starts measuring a file fetched at n ranges.
-func (r *Ranges) Window(n int) *Window { return &Window{r: r, n: n, skip: true} }
+func (r *Ranges) Window(n int) *Window { return &Window{r: r, n: n, skip: max(n, 1)} }
 
 // Chunk records that a chunk of size bytes was read whole, and returns how
 // many ranges the file goes on with: n, or another number once a window
@@ -113,19 +114,20 @@ func (w *Window) Chunk(size int64) int {
 		return w.n
 	}
 	if n := w.r.Now(); n != w.n { // another file moved the number
-		*w = Window{r: w.r, n: n, skip: true}
+		*w = *w.r.Window(n)
 		return n
 	}
 	now := w.r.now()
-	if w.skip {
-		w.skip, w.start = false, now
+	if w.skip > 0 {
+		w.skip--
+		w.start = now
 		return w.n
 	}
 	w.chunks++
 	w.bytes += size
-	if d := now.Sub(w.start); w.chunks >= WindowChunks && d >= WindowSpan {
+	if d := now.Sub(w.start); w.chunks >= max(WindowChunks, w.n) && d >= WindowSpan {
 		if n := w.r.measured(w.n, w.bytes, d); n != w.n {
-			*w = Window{r: w.r, n: n, skip: true}
+			*w = *w.r.Window(n)
 		} else {
 			w.start, w.chunks, w.bytes = now, 0, 0
 		}

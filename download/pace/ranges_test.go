@@ -58,7 +58,7 @@ func TestRangesSettleWhereDoublingDoesNotPay(t *testing.T) {
 	got := feed(w, c, 1+window, per)
 	assert.Equal(t, 1, got[len(got)-2])
 	assert.Equal(t, 2, got[len(got)-1], "the first window measured tries two")
-	got = feed(w, c, 1+window, per)
+	got = feed(w, c, 2+window, per) // two chunks not counted at two
 	assert.Equal(t, 2, got[len(got)-2])
 	assert.Equal(t, 1, got[len(got)-1], "two brought nothing more: back to one")
 	assert.True(t, r.settled)
@@ -90,9 +90,10 @@ func TestRangesIgnoreStaleWindows(t *testing.T) {
 	assert.Equal(t, 4, r.measured(2, 10e6, time.Second))
 }
 
-// A window counts neither the chunk it begins with (it waited for the
-// new requests' first bytes) nor fewer than WindowChunks chunks, nor less
-// than WindowSpan: a burst of chunks already in the ring is no rate.
+// A window counts neither the n chunks it begins with at n ranges (they
+// waited for the new requests' first bytes, or came from what was fetched
+// ahead before) nor fewer than WindowChunks chunks or n, nor less than
+// WindowSpan: a burst of chunks already in the ring is no rate.
 func TestAWindowIsLongEnough(t *testing.T) {
 	c := &clock{t: time.Unix(0, 0)}
 	r := FoundRanges(8, c.now)
@@ -104,9 +105,18 @@ func TestAWindowIsLongEnough(t *testing.T) {
 	assert.Equal(t, 2, w.Chunk(chunk), "enough chunks and time")
 
 	w = r.Window(2)
+	c.t = c.t.Add(time.Hour)
+	w.Chunk(chunk)
 	w.Chunk(chunk)
 	feed(w, c, 2*WindowChunks, WindowSpan/(2*WindowChunks)-time.Nanosecond)
 	assert.Equal(t, 2, r.Now(), "enough chunks, too short a time")
+
+	r = FoundRanges(16, c.now)
+	r.n, r.below, r.paid = 8, 4, 1 // eight being tried
+	w = r.Window(8)
+	got := feed(w, c, 8+7, time.Second)
+	assert.Equal(t, 8, got[len(got)-1], "eight chunks not counted, then seven too few at eight")
+	assert.Equal(t, 16, w.Chunk(chunk), "the eighth counted")
 }
 
 // A file whose number another file moved goes on at the new number at its
@@ -118,7 +128,7 @@ func TestAWindowFollowsTheNumber(t *testing.T) {
 	feed(a, c, 1+WindowChunks, WindowSpan)
 	assert.Equal(t, 2, r.Now())
 	assert.Equal(t, 2, b.Chunk(chunk))
-	assert.True(t, b.skip, "its window starts again")
+	assert.Equal(t, 2, b.skip, "its window starts again")
 }
 
 // A fixed number never moves, and one found up to one is one.
