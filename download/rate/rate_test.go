@@ -191,6 +191,20 @@ func TestTheBucketAfterAnOffPeriod(t *testing.T) {
 	assert.Equal(t, time.Second, ft.slept)
 }
 
+// A limiter made while the timetable says none waits for nothing then,
+// and begins full when a limit begins: as after any time without one.
+func TestALimiterMadeWhileOffBeginsFullWhenALimitBegins(t *testing.T) {
+	ft := &fakeTime{t: at(0, 7, 0, 0)}
+	l := NewScheduled(daily(Slot{Hour: 8, Rate: 1 << 20}, Slot{Hour: 9}), ft.now, ft.sleep)
+	require.NoError(t, l.Wait(context.Background(), 100<<20))
+	assert.Zero(t, ft.slept, "off: no wait")
+	ft.t = at(0, 8, 0, 0)
+	require.NoError(t, l.Wait(context.Background(), 1<<20))
+	assert.Zero(t, ft.slept, "full at the limit's start")
+	require.NoError(t, l.Wait(context.Background(), 1<<20))
+	assert.Equal(t, time.Second, ft.slept)
+}
+
 // Idle time counts at the rate of each part of it: an hour at 1M then a
 // minute at 4M leaves a second of 4M in the bucket; ten seconds of 1M
 // after a full bucket of 4M leaves a second of 1M.
