@@ -52,7 +52,7 @@ func FoundRanges(maxRanges int, now func() time.Time) *Ranges {
 	if now == nil {
 		now = time.Now
 	}
-	return &Ranges{n: 1, max: max(maxRanges, 1), settled: maxRanges <= 1, now: now}
+	return &Ranges{n: 1, max: max(maxRanges, 1), now: now}
 }
 
 // Now is how many ranges a file is fetched as now (1: one stream).
