@@ -238,7 +238,6 @@ func (o *backupOpts) register(f *pflag.FlagSet) {
 	o.link.register(f)
 }
 
-// check refuses flags out of their range, and a dry run that would write.
 // askedStreams is --streams as given, or 0 when it was not: the number of
 // ranges is then found from the connection.
 func (o *backupOpts) askedStreams() int {
@@ -248,6 +247,7 @@ func (o *backupOpts) askedStreams() int {
 	return o.streams
 }
 
+// check refuses flags out of their range, and a dry run that would write.
 func (o *backupOpts) check() error {
 	if err := o.link.check(o.multi.all); err != nil {
 		return err
