@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/quak-photos/quak/apiclient/account"
-	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/folder"
@@ -229,7 +228,8 @@ func (o *backupOpts) register(f *pflag.FlagSet) {
 	f.Int64Var(&o.resumeAbove, "resume-above", backup.DefaultResumeAbove, "bytes: larger downloads keep a resume point every this many bytes, for the next run (-1: never)")
 	f.BoolVar(&o.prune, "prune", false, "move files and albums deleted on the server to DIR/.quak/trash/<date>/ (after a complete listing only)")
 	f.IntVar(&o.maxDelete, "max-delete", backup.DefaultMaxDelete, "with --prune: move nothing when more than this many album entries were deleted")
-	f.IntVar(&o.streams, "streams", download.DefaultStreams, "ranges of one file over 32 MiB in flight at once (1: one stream; unset: as many as pay, found from the connection, up to 8)")
+	f.IntVar(&o.streams, "streams", 0, "ranges of one file over 32 MiB in flight at once, 1 to 16 (1: one stream; without it, as many as pay, found from the connection, up to 8)")
+	f.Lookup("streams").DefValue = "found" // what no number says
 	f.Var(&o.bwlimit, "bwlimit", "cap all downloads together at RATE bytes a second (10M is 10 MiB/s), or by a timetable of local times such as \"08:00,512K 23:00,off\"")
 	o.filters.register(f)
 	o.views.register(f)
@@ -241,11 +241,14 @@ func (o *backupOpts) register(f *pflag.FlagSet) {
 // askedStreams is --streams as given, or 0 when it was not: the number of
 // ranges is then found from the connection.
 func (o *backupOpts) askedStreams() int {
-	if o.fs == nil || !o.fs.Changed("streams") {
+	if !o.streamsGiven() {
 		return 0
 	}
 	return o.streams
 }
+
+// streamsGiven reports whether --streams was given.
+func (o *backupOpts) streamsGiven() bool { return o.fs != nil && o.fs.Changed("streams") }
 
 // check refuses flags out of their range, and a dry run that would write.
 func (o *backupOpts) check() error {
@@ -253,8 +256,13 @@ func (o *backupOpts) check() error {
 		return err
 	}
 	if err := firstError(atLeast("concurrency", o.concurrency, 0), atLeast("attempts", o.attempts, 1),
-		atLeast("max-delete", o.maxDelete, 1), inRange("streams", o.streams, 1, maxStreams)); err != nil {
+		atLeast("max-delete", o.maxDelete, 1)); err != nil {
 		return err
+	}
+	if o.streamsGiven() {
+		if err := inRange("streams", o.streams, 1, maxStreams); err != nil {
+			return err
+		}
 	}
 	if o.dryRun && (o.verify || o.init) {
 		return &usageError{fmt.Errorf("--dry-run writes nothing, so it cannot --verify (which records what it checked) or --init")}
