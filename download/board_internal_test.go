@@ -32,6 +32,7 @@ func TestABoardStartsAndStopsWorkers(t *testing.T) {
 	assert.Zero(t, start, "the same number starts none")
 
 	start, moved = b.want(2)
+	assert.Zero(t, start, "fewer start none")
 	assert.Equal(t, -1, moved)
 	start, moved = b.want(3)
 	assert.Zero(t, start, "the one to leave has not left: it stays")

@@ -29,7 +29,7 @@ func TestTheNumberOfRangesIsFoundUnlessFixed(t *testing.T) {
 			e := newEnv(t)
 			f := e.u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 24 << 20, Seed: 41})
 			o := e.options()
-			o.Transfer.Streams = tc.streams
+			o.Streams = tc.streams
 			_, err := Run(t.Context(), o)
 			require.NoError(t, err)
 			e.same("Videos/long.mp4", f.Plaintext())
