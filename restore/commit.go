@@ -17,7 +17,7 @@ import (
 
 // upload sends an intent's objects and commits it, once.
 func (r *run) upload(ctx context.Context, o *original, in *folder.Intent) error {
-	path, done, err := r.plaintext(o)
+	open, done, err := r.plaintext(o)
 	if err != nil {
 		return err
 	}
@@ -25,14 +25,14 @@ func (r *run) upload(ctx context.Context, o *original, in *folder.Intent) error 
 	if err := r.sendThumb(ctx, in); err != nil {
 		return err
 	}
-	if err := r.sendFile(ctx, in, path); err != nil {
+	if err := r.sendFile(ctx, in, open); err != nil {
 		return err
 	}
 	err = r.commit(ctx, in)
 	if errors.Is(err, errObjectMissing) {
 		// The completion was lost before the store made the object: its
 		// upload can only start again, under a new key.
-		if err = r.restartParts(ctx, in, path); err == nil {
+		if err = r.restartParts(ctx, in, open); err == nil {
 			err = r.commit(ctx, in)
 		}
 	}
@@ -128,7 +128,7 @@ func objectMissing(err error) bool {
 // restartParts starts a multipart upload again under a new object key:
 // museum never saw the old one, so the body is rebuilt around the new key
 // and recorded before any of it is sent.
-func (r *run) restartParts(ctx context.Context, in *folder.Intent, path string) error {
+func (r *run) restartParts(ctx context.Context, in *folder.Intent, open opener) error {
 	var nf apiclient.NewFile
 	if err := json.Unmarshal(in.Body, &nf); err != nil {
 		return err
@@ -150,7 +150,7 @@ func (r *run) restartParts(ctx context.Context, in *folder.Intent, path string) 
 	if err := r.j.PutIntent(in); err != nil {
 		return err
 	}
-	return r.sendFile(ctx, in, path)
+	return r.sendFile(ctx, in, open)
 }
 
 // addToAlbums adds a target file to the target albums of o's source

@@ -18,6 +18,7 @@ type Event struct {
 	Kind   Kind
 	Source int64  // the original's file id in the backup
 	Title  string // its title
+	Where  string // an import's original: where its source holds it
 	Album  string // the album's name, for AlbumCreated and Added
 	Bytes  int64  // the original's ciphertext bytes, for Uploaded
 	Err    error  // for Failed, and why a Placeholder was sent

@@ -54,9 +54,10 @@ feed:
 
 // failed counts and names an original that could not be restored.
 func (r *run) failed(o *original, err error) {
-	r.note(Event{Kind: Failed, Source: o.rec.ID, Title: o.rec.Meta.Title, Err: err}, func(s *Summary) {
+	where := o.where()
+	r.note(Event{Kind: Failed, Source: o.rec.ID, Title: o.rec.Meta.Title, Where: where, Err: err}, func(s *Summary) {
 		s.Failed++
-		s.Failures = append(s.Failures, Failure{Source: o.rec.ID, Title: o.rec.Meta.Title, Error: err.Error()})
+		s.Failures = append(s.Failures, Failure{Source: o.rec.ID, Title: o.rec.Meta.Title, Where: where, Error: err.Error()})
 	})
 }
 

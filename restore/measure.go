@@ -42,26 +42,43 @@ type measured struct {
 	plain    []byte // the first plaintext chunk
 }
 
-// plaintext is the path of what is uploaded for o: the file itself, or
-// for a live photo an archive of its image and video made in the
-// folder's temp area (the same bytes every time), removed by done.
-func (r *run) plaintext(o *original) (path string, done func(), err error) {
-	if len(o.parts) == 1 {
-		return o.parts[0], func() {}, nil
+// opener opens what is uploaded for an original, from its start: each
+// call gives the same bytes.
+type opener func() (io.ReadCloser, error)
+
+// plaintext opens what is uploaded for o: the file itself, or for a live
+// photo an archive of its image and video made in the temp area (the same
+// bytes every time), removed by done; an import's original held in memory
+// is read from there.
+func (r *run) plaintext(o *original) (open opener, done func(), err error) {
+	if o.mem != nil {
+		return o.memory(), func() {}, nil
 	}
-	t, err := durable.CreateTemp(r.f.Temp())
+	if o.src != nil {
+		// Its bytes went past already: what still needs them waits for
+		// the next run, which reads them again.
+		return func() (io.ReadCloser, error) { return nil, errNoBytes }, func() {}, nil
+	}
+	if len(o.parts) == 1 {
+		return fileOpener(o.parts[0]), func() {}, nil
+	}
+	t, err := durable.CreateTemp(r.temp())
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	if err := writeLive(t.File(), o.parts, o.hashes); err != nil {
 		t.Discard()
-		return "", nil, err
+		return nil, nil, err
 	}
 	if err := t.File().Close(); err != nil {
 		t.Discard()
-		return "", nil, err
+		return nil, nil, err
 	}
-	return t.Name(), func() { _ = os.Remove(t.Name()) }, nil
+	return fileOpener(t.Name()), func() { _ = os.Remove(t.Name()) }, nil
+}
+
+func fileOpener(path string) opener {
+	return func() (io.ReadCloser, error) { return os.Open(path) }
 }
 
 // writeLive writes a live photo's archive as Ente's apps make it (UP.8):
@@ -93,13 +110,14 @@ func writeLive(w io.Writer, parts, want []string) error {
 	return zw.Close()
 }
 
-// measure encrypts the plaintext at path under key and header once,
+// measure encrypts the plaintext open gives under key and header once,
 // keeping only its size, checksums and first chunk. With want set, the
 // plaintext read must hash to it (the backup's record), else ErrChanged:
 // the checksums the upload URLs pin are then of bytes that were checked in
-// the same pass, never of a file changed after its check.
-func (r *run) measure(path string, key, header []byte, want string) (*measured, error) {
-	f, err := os.Open(path)
+// the same pass, never of a file changed after its check. name names the
+// original in that error.
+func (r *run) measure(open opener, name string, key, header []byte, want string) (*measured, error) {
+	f, err := open()
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +133,7 @@ func (r *run) measure(path string, key, header []byte, want string) (*measured, 
 		return nil, err
 	}
 	if want != "" && keys.EncodeB64(h.Sum(nil)) != want {
-		return nil, fmt.Errorf("%s: %w", filepath.Base(path), ErrChanged)
+		return nil, fmt.Errorf("%s: %w", name, ErrChanged)
 	}
 	m.plain = plain.b.Bytes()
 	return m, nil

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download/folder"
@@ -79,15 +78,15 @@ func (r *run) sendThumb(ctx context.Context, in *folder.Intent) error {
 // sendFile puts the original's ciphertext, made again from the journal's
 // key and header (the same bytes: the URL's checksum refuses others), in
 // one PUT or part by part.
-func (r *run) sendFile(ctx context.Context, in *folder.Intent, path string) error {
+func (r *run) sendFile(ctx context.Context, in *folder.Intent, open opener) error {
 	if in.File.Sent {
 		return nil
 	}
 	if in.File.Parts != nil {
-		return r.sendParts(ctx, in, path)
+		return r.sendParts(ctx, in, open)
 	}
 	err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
-		src, closeSrc, err := r.ciphertext(path, in)
+		src, closeSrc, err := r.ciphertext(open, in)
 		if err != nil {
 			return err
 		}
@@ -104,8 +103,8 @@ func (r *run) sendFile(ctx context.Context, in *folder.Intent, path string) erro
 }
 
 // ciphertext opens the original's ciphertext stream again.
-func (r *run) ciphertext(path string, in *folder.Intent) (io.Reader, func(), error) {
-	f, err := os.Open(path)
+func (r *run) ciphertext(open opener, in *folder.Intent) (io.Reader, func(), error) {
+	f, err := open()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -120,8 +119,8 @@ func (r *run) ciphertext(path string, in *folder.Intent) (io.Reader, func(), err
 // sendParts puts each part not yet sent, recording its ETag as it is
 // answered, then completes the upload once: a completion is not
 // repeatable (UP.2), so a lost answer counts as done and POST /files tells.
-func (r *run) sendParts(ctx context.Context, in *folder.Intent, path string) error {
-	src, closeSrc, err := r.ciphertext(path, in)
+func (r *run) sendParts(ctx context.Context, in *folder.Intent, open opener) error {
+	src, closeSrc, err := r.ciphertext(open, in)
 	if err != nil {
 		return err
 	}
@@ -132,6 +131,11 @@ func (r *run) sendParts(ctx context.Context, in *folder.Intent, path string) err
 		n, err := io.ReadFull(src, buf[:min(p.Length, in.File.Size-int64(i)*p.Length)])
 		if err != nil {
 			return err
+		}
+		// A part sent before must be the one made now: the file was
+		// changed in between otherwise.
+		if sum := md5.Sum(buf[:n]); p.ETags[i] != "" && !bytes.Equal(p.MD5s[i], sum[:]) {
+			return fmt.Errorf("part %d: %w", i+1, ErrChanged)
 		}
 		if p.ETags[i] != "" {
 			continue
@@ -149,7 +153,13 @@ func (r *run) sendParts(ctx context.Context, in *folder.Intent, path string) err
 			return err
 		}
 	}
-	err = r.o.Target.Client.CompleteMultipart(ctx, p.CompleteURL, p.ETags)
+	return r.completeParts(ctx, in)
+}
+
+// completeParts completes a multipart upload whose parts are all sent, once.
+func (r *run) completeParts(ctx context.Context, in *folder.Intent) error {
+	p := in.File.Parts
+	err := r.o.Target.Client.CompleteMultipart(ctx, p.CompleteURL, p.ETags)
 	if err != nil && !retry.Unreachable(err) && !notFound(err) {
 		return fmt.Errorf("completing its upload: %w", err)
 	}

@@ -16,7 +16,11 @@ type original struct {
 	rec    *state.File
 	parts  []string
 	hashes []string
-	albums []int64 // source album ids, ascending
+	albums []int64 // source album ids, ascending (an import's: its source's order)
+	// An import's original: what its source says, and its parts' bytes
+	// once read into memory (importitem.go).
+	src *Original
+	mem [][]byte
 }
 
 // sourceAlbum is an album of the backup as the target gets it.

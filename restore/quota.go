@@ -22,12 +22,17 @@ const zipEstimate = 1 << 10
 // an archive for a live photo) and a thumbnail.
 func (r *run) estimate(o *original) int64 {
 	var n int64
+	if o.src != nil {
+		for _, p := range o.src.Parts {
+			n += p.Size
+		}
+	}
 	for _, p := range o.parts {
 		if fi, err := os.Stat(p); err == nil {
 			n += fi.Size()
 		}
 	}
-	if len(o.parts) > 1 {
+	if len(o.parts) > 1 || o.src != nil && len(o.src.Parts) > 1 {
 		n += zipEstimate
 	}
 	return secretstream.CiphertextSize(n) + thumbEstimate
@@ -41,7 +46,10 @@ func (r *run) checkQuota(ctx context.Context) error {
 	counted := map[string]bool{} // one upload per content
 	for _, o := range r.plan.files {
 		key := contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title)
-		if r.tgt.file(key) != nil || counted[key] {
+		if o.src != nil && o.hash() == "" {
+			key = "import/" + o.src.Key
+		}
+		if r.tgt.file(key) != nil || counted[key] || r.likelyPresent(o) {
 			continue
 		}
 		counted[key] = true

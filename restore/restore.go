@@ -76,6 +76,7 @@ type Summary struct {
 type Failure struct {
 	Source int64  `json:"source"`
 	Title  string `json:"title"`
+	Where  string `json:"where,omitempty"` // an import's: where its source holds it
 	Error  string `json:"error"`
 }
 

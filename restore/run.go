@@ -32,6 +32,11 @@ type run struct {
 	// encrypt makes an original's ciphertext (secretstream's, but for the
 	// tests of the self-check).
 	encrypt encryptFunc
+	// tmp is an import's temp area (a restore's is the folder's).
+	tmp string
+	// thumbMu makes an import's thumbnails one at a time: a decoded image
+	// is the largest thing an import holds.
+	thumbMu sync.Mutex
 }
 
 func (r *run) run(ctx context.Context) error {

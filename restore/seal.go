@@ -43,24 +43,33 @@ func (r *run) seal(ctx context.Context, o *original) (*folder.Intent, error) {
 	}
 	in := &folder.Intent{Source: o.rec.ID, Hash: o.hash(), FileType: o.rec.Meta.FileType, Title: o.rec.Meta.Title, FileKey: s.key, Album: home.ID,
 		File: folder.Object{Header: s.header, Size: s.m.size, MD5: s.m.sum[:]}}
-	thumbCT, err := secretstream.SealBlob(s.key, s.nf.Thumbnail.DecryptionHeader, s.thumb)
-	if err != nil {
-		return nil, err
-	}
-	tsum := md5.Sum(thumbCT)
-	in.Thumb = folder.Object{Header: s.nf.Thumbnail.DecryptionHeader, Data: thumbCT, Size: int64(len(thumbCT)), MD5: tsum[:]}
 	if err := r.mint(ctx, &in.File, s.m); err != nil {
 		return nil, err
 	}
-	if err := r.mint(ctx, &in.Thumb, &measured{size: in.Thumb.Size, sum: tsum, partSums: [][md5.Size]byte{tsum}}); err != nil {
+	if err := r.finishIntent(ctx, s, in); err != nil {
 		return nil, err
+	}
+	return in, nil
+}
+
+// finishIntent seals the thumbnail, mints its URL and records in with the
+// whole POST /files body, in.File's object key minted already.
+func (r *run) finishIntent(ctx context.Context, s *sealed, in *folder.Intent) error {
+	thumbCT, err := secretstream.SealBlob(s.key, s.nf.Thumbnail.DecryptionHeader, s.thumb)
+	if err != nil {
+		return err
+	}
+	tsum := md5.Sum(thumbCT)
+	in.Thumb = folder.Object{Header: s.nf.Thumbnail.DecryptionHeader, Data: thumbCT, Size: int64(len(thumbCT)), MD5: tsum[:]}
+	if err := r.mint(ctx, &in.Thumb, &measured{size: in.Thumb.Size, sum: tsum, partSums: [][md5.Size]byte{tsum}}); err != nil {
+		return err
 	}
 	s.nf.File = apiclient.UploadedObject{ObjectKey: in.File.ObjectKey, DecryptionHeader: s.header, Size: s.m.size}
 	s.nf.Thumbnail.ObjectKey, s.nf.Thumbnail.Size = in.Thumb.ObjectKey, in.Thumb.Size
 	if in.Body, err = s.nf.Body(); err != nil {
-		return nil, err
+		return err
 	}
-	return in, r.j.PutIntent(in)
+	return r.j.PutIntent(in)
 }
 
 // encryptOriginal makes everything of o's upload but its object keys:
@@ -75,44 +84,56 @@ func (r *run) encryptOriginal(ctx context.Context, o *original, home *catalog.Al
 	if s.header, err = secretstream.NewHeader(r.o.Rand); err != nil {
 		return nil, err
 	}
-	path, done, err := r.plaintext(o)
+	open, done, err := r.plaintext(o)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	want := "" // a live photo's parts were checked as its archive was made
-	if len(o.parts) == 1 {
+	if len(o.hashes) == 1 {
 		want = o.hashes[0]
 	}
-	if s.m, err = r.measure(path, s.key, s.header, want); err != nil {
+	if s.m, err = r.measure(open, o.name(), s.key, s.header, want); err != nil {
 		return nil, err
 	}
 	placeholder := false
 	if s.thumb, placeholder, err = r.thumbnail(ctx, o); err != nil {
 		return nil, err
 	}
+	return s, r.sealFields(s, o, placeholder)
+}
+
+// sealFields seals what goes with an original's ciphertext: its key under
+// the home album's, the thumbnail's header, the metadata and the public
+// and private magic metadata.
+func (r *run) sealFields(s *sealed, o *original, placeholder bool) error {
+	home := s.home
+	var err error
 	s.nf.CollectionID = home.ID
 	if s.nf.EncryptedKey, s.nf.KeyDecryptionNonce, err = keys.SecretboxSealFresh(r.o.Rand, s.key, home.Key); err != nil {
-		return nil, err
+		return err
 	}
 	if s.nf.Thumbnail.DecryptionHeader, err = secretstream.NewHeader(r.o.Rand); err != nil {
-		return nil, err
+		return err
 	}
 	if s.md, err = metadataJSON(o, placeholder); err != nil {
-		return nil, err
+		return err
 	}
 	if s.nf.Metadata.EncryptedData, s.nf.Metadata.DecryptionHeader, err = secretstream.EncryptBlob(r.o.Rand, s.key, s.md); err != nil {
-		return nil, err
+		return err
 	}
-	s.nf.PubMagicMetadata, err = catalog.SealMagic(r.o.Rand, s.key, 1, publicFields(o))
-	return s, err
+	if s.nf.PubMagicMetadata, err = catalog.SealMagic(r.o.Rand, s.key, 1, publicFields(o)); err != nil {
+		return err
+	}
+	s.nf.MagicMetadata, err = catalog.SealMagic(r.o.Rand, s.key, 1, privateFields(o))
+	return err
 }
 
 // thumbnail renders o's thumbnail as Ente's web app would (from the image
 // of a live photo), or answers Ente's placeholder and true when no tool
 // can read the original (a video without ffmpeg, say).
 func (r *run) thumbnail(ctx context.Context, o *original) ([]byte, bool, error) {
-	tmp, err := os.MkdirTemp(r.f.Temp(), "thumb-")
+	tmp, err := os.MkdirTemp(r.temp(), "thumb-")
 	if err != nil {
 		return nil, false, err
 	}
@@ -121,7 +142,7 @@ func (r *run) thumbnail(ctx context.Context, o *original) ([]byte, bool, error) 
 	if catalog.IsLivePhoto(o.rec.Meta) {
 		ft = 0
 	}
-	jpg, err := r.o.Tools.Make(ctx, o.parts[0], tmp, ft)
+	jpg, err := r.makeThumbnail(ctx, o, tmp, ft)
 	if err == nil {
 		return jpg, false, nil
 	}

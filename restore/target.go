@@ -35,6 +35,10 @@ type target struct {
 	mu     sync.Mutex
 	albums []*ownAlbum
 	files  map[string]*present // contentKey → the file
+	// sized are the target's files by title, type and ciphertext size:
+	// an import's original of unknown hash that matches one is hashed
+	// before it is uploaded (importitem.go).
+	sized map[string]bool
 }
 
 // file is the target's file of content key k, or nil.
@@ -73,7 +77,7 @@ func contentKey(hash string, fileType int, title string) string {
 // listTarget reads the target's own albums and every file in them that is
 // not deleted; a file without a hash is never taken for another.
 func (r *run) listTarget(ctx context.Context) (*target, error) {
-	t := &target{files: map[string]*present{}}
+	t := &target{files: map[string]*present{}, sized: map[string]bool{}}
 	albums, err := r.ownAlbums(ctx)
 	if err != nil {
 		return nil, err
@@ -85,6 +89,7 @@ func (r *run) listTarget(ctx context.Context) (*target, error) {
 				return
 			}
 			k := contentKey(it.Meta.Hash, it.Meta.FileType, it.Meta.Title)
+			t.sized[sizeKey(it.Meta.Title, it.Meta.FileType, it.Size)] = true
 			p := t.files[k]
 			if p == nil {
 				p = &present{id: it.FileID, key: it.Key, albums: map[int64]bool{}}

@@ -393,6 +393,7 @@ func (s *Server) apiRoutes() http.Handler {
 	mux.HandleFunc("GET /files/upload-urls", s.uploadRoute(true, func(w http.ResponseWriter, r *http.Request, _ *User) { s.uploadURLs(w, r) }))
 	mux.HandleFunc("POST /files/upload-url", s.uploadRoute(false, s.uploadURL))
 	mux.HandleFunc("POST /files/multipart-upload-url", s.uploadRoute(false, s.multipartUploadURL))
+	mux.HandleFunc("GET /files/multipart-upload-urls", s.uploadRoute(true, s.plainMultipartUploadURLs))
 	mux.HandleFunc("POST /files", s.createFile)
 	mux.HandleFunc("POST /collections", s.createCollection)
 	mux.HandleFunc("GET /collections/{id}", s.getCollection)

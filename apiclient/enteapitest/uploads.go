@@ -262,6 +262,14 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *http.Request, key stri
 		storeErr(w, 400, "InvalidRequest", "You must specify at least one part")
 		return
 	}
+	numbers := make([]int, len(in.Parts))
+	for i, p := range in.Parts {
+		numbers[i] = p.Number
+	}
+	if partsTooSmall(mp, numbers) {
+		storeErr(w, 400, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed object size.")
+		return
+	}
 	var data, sums []byte
 	for i, p := range in.Parts {
 		part, ok := mp.got[p.Number]

@@ -1,0 +1,111 @@
+package restore
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strconv"
+
+	"github.com/quak-photos/quak/download/secretstream"
+)
+
+// memory opens an import's original held in memory: its one part, or a
+// live photo's archive made from its two as it is read.
+func (o *original) memory() opener {
+	if len(o.mem) == 1 {
+		return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(o.mem[0])), nil }
+	}
+	return func() (io.ReadCloser, error) {
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(writeLiveBytes(pw, o.src.Parts, o.mem)) }()
+		return pr, nil
+	}
+}
+
+// writeLiveBytes writes a live photo's archive as writeLive does, from
+// parts held in memory.
+func writeLiveBytes(w io.Writer, parts []Part, mem [][]byte) error {
+	zw := zip.NewWriter(w)
+	for i, name := range []string{"image", "video"} {
+		hw, err := zw.CreateHeader(&zip.FileHeader{Name: name + filepath.Ext(parts[i].Name), Method: zip.Store})
+		if err != nil {
+			return err
+		}
+		if _, err := hw.Write(mem[i]); err != nil {
+			return err
+		}
+	}
+	return zw.Close()
+}
+
+// name names an original in an error: its file's name, or where an
+// import's source holds it.
+func (o *original) name() string {
+	if o.src != nil {
+		return o.src.Where
+	}
+	return filepath.Base(o.parts[0])
+}
+
+// where is where an import's original is in its source, "" for a restore's.
+func (o *original) where() string {
+	if o.src != nil {
+		return o.src.Where
+	}
+	return ""
+}
+
+// makeThumbnail renders o's thumbnail: from its file, or from the bytes of
+// an import's original held in memory (one at a time).
+func (r *run) makeThumbnail(ctx context.Context, o *original, tmp string, fileType int) ([]byte, error) {
+	if o.mem == nil {
+		return r.o.Tools.Make(ctx, o.parts[0], tmp, fileType)
+	}
+	r.thumbMu.Lock()
+	defer r.thumbMu.Unlock()
+	return r.o.Tools.MakeBytes(ctx, o.mem[0], o.src.Parts[0].Name, tmp, fileType)
+}
+
+// privateFields are o's private magic metadata at upload: an import's
+// archived original is archived (visibility 1).
+func privateFields(o *original) map[string]any {
+	f := map[string]any{}
+	if o.src != nil && o.src.Archived {
+		f["visibility"] = 1
+	}
+	return f
+}
+
+// temp is the folder of the run's temp files.
+func (r *run) temp() string {
+	if r.tmp != "" {
+		return r.tmp
+	}
+	return r.f.Temp()
+}
+
+// sizeKey names a file by title, type and ciphertext size.
+func sizeKey(title string, fileType int, size int64) string {
+	return strconv.Itoa(fileType) + "/" + strconv.FormatInt(size, 10) + "/" + title
+}
+
+// likelyPresent reports an import's original of unknown hash that the
+// target has a file of the same title, type and size as: most likely
+// itself (uploaded by Ente's phone app, say). It is hashed before any of it
+// is uploaded, and the storage check does not count it.
+func (r *run) likelyPresent(o *original) bool {
+	if o.src == nil || o.hash() != "" || len(o.src.Parts) != 1 {
+		return false
+	}
+	r.tgt.mu.Lock()
+	defer r.tgt.mu.Unlock()
+	return r.tgt.sized[sizeKey(o.src.Title, o.src.FileType, secretstream.CiphertextSize(o.src.Parts[0].Size))]
+}
+
+// errNoBytes is an import's original whose upload needs its bytes again
+// after they went past (its multipart upload must start over): the next
+// run reads them.
+var errNoBytes = errors.New("its upload must start over, which needs its bytes read again: the next run does")
