@@ -25,6 +25,7 @@ import (
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/restore"
+	"github.com/quak-photos/quak/restore/takeout"
 	"github.com/quak-photos/quak/thumbnails"
 )
 
@@ -178,7 +179,7 @@ file's decision) and --log-file PATH.
 	root.SetOut(d.stdout)
 	root.SetErr(d.stderr)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newAccountsCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newPruneTrashCmd(d), newHelperCmd(d), newRestoreCmd(d))
+	root.AddCommand(newLoginCmd(d), newLogoutCmd(d), newAccountsCmd(d), newWhoamiCmd(d), newBackupCmd(d), newStatusCmd(d), newVerifyCmd(d), newPruneTrashCmd(d), newHelperCmd(d), newRestoreCmd(d), newImportCmd(d))
 	return root
 }
 
@@ -269,6 +270,7 @@ func exitCodeFor(err error) int {
 	var ur *backup.UnreachableError
 	var nm *filter.NoMatchError
 	var su *thumbnails.StoreUnavailableError
+	var tp *takeout.PartError
 	switch {
 	case err == nil:
 		return exitOK
@@ -280,7 +282,7 @@ func exitCodeFor(err error) int {
 		return exitPartial
 	case errors.Is(err, folder.ErrLocked), errors.Is(err, thumbnails.ErrBackupBusy):
 		return exitLocked
-	case errors.As(err, &de), errors.As(err, &ne):
+	case errors.As(err, &de), errors.As(err, &ne), errors.As(err, &tp):
 		return exitUnusableDir
 	case errors.As(err, &ue), errors.As(err, &me), errors.As(err, &nm):
 		return exitUsage

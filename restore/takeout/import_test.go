@@ -33,11 +33,11 @@ func TestImportGivesTheAccountEveryPhotoOnceWithItsMetadata(t *testing.T) {
 // is read), with its JSON, beside a photo.
 func bigTakeout(size int) []tfile {
 	return []tfile{
-		{gp + "Videos/metadata.json", albumJSON("Videos"), ""},
-		{gp + "Videos/VID_0001.mp4", movie(time.Unix(t2021, 0), size, false, 9), ""},
-		{gp + "Videos/VID_0001.mp4.json", photoJSON("VID_0001.mp4", t2021, map[string]any{"archived": true}), ""},
-		{gp + "Videos/IMG_0001.jpg", jpeg(1), ""},
-		{gp + "Videos/IMG_0001.jpg.json", photoJSON("IMG_0001.jpg", t2019, nil), ""},
+		f(gp+"Videos/metadata.json", albumJSON("Videos")),
+		f(gp+"Videos/VID_0001.mp4", movie(time.Unix(t2021, 0), size, false, 9)),
+		f(gp+"Videos/VID_0001.mp4.json", photoJSON("VID_0001.mp4", t2021, map[string]any{"archived": true})),
+		f(gp+"Videos/IMG_0001.jpg", jpeg(1)),
+		f(gp+"Videos/IMG_0001.jpg.json", photoJSON("IMG_0001.jpg", t2019, nil)),
 	}
 }
 
@@ -56,7 +56,7 @@ func TestImportStreamsALargeFileInOnePass(t *testing.T) {
 			require.Len(t, got, 2)
 			for _, f := range got {
 				if f.meta.Title == "VID_0001.mp4" {
-					assert.True(t, bytes.Equal(files[1].data, f.data), "the video's bytes")
+					assert.True(t, bytes.Equal(files[1].Data, f.data), "the video's bytes")
 					assert.True(t, f.archived)
 					assert.Equal(t, []string{"Videos"}, f.albums)
 					assert.Equal(t, t2021*1_000_000, f.meta.CreationTime)

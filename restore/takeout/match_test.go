@@ -40,9 +40,9 @@ func matched(media []*entry, docs []*jsonDoc, photo string) string {
 }
 
 func TestMatchTakesEachFormOfTheJSONName(t *testing.T) {
-	long45 := strings.Repeat("a", 41) + ".jpg"         // 45 characters
-	long50 := strings.Repeat("b", 46) + ".jpg"         // 50: cut
-	emoji := "😀😃😄😁😆😅😂🤣🥲☺️😊😇🙂🙃😉😌😍🥰😘😗😙😚😋😛.jpg" // 52 UTF-16 units
+	long45 := strings.Repeat("a", 41) + ".jpg" // 45 characters
+	long50 := strings.Repeat("b", 46) + ".jpg" // 50: cut
+	emoji := "😀😃😄😁😆😅😂🤣🥲☺️😊😇🙂🙃😉😌😍🥰😘😗😙😚😋😛.jpg"   // 52 UTF-16 units
 	cases := []struct {
 		folder []string
 		photo  string

@@ -82,14 +82,15 @@ type entry struct {
 // where names an entry for a person: its part and its name there.
 func (e *entry) where() string { return e.p.path + ": " + e.name }
 
-// partError is a part that cannot be read at all, or only in part.
-type partError struct {
+// PartError is a PATH of an import that cannot be read: missing, or no
+// Takeout part.
+type PartError struct {
 	Path string
 	Err  error
 }
 
-func (e *partError) Error() string { return e.Path + ": " + e.Err.Error() }
-func (e *partError) Unwrap() error { return e.Err }
+func (e *PartError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *PartError) Unwrap() error { return e.Err }
 
 // ErrNotTakeout reports a PATH that is none of what an import reads.
 var ErrNotTakeout = errors.New("is not a Takeout part: give takeout-*.zip or takeout-*.tgz files, or the folders they were unpacked into")
@@ -110,7 +111,7 @@ func openPart(path string, o *Options) (*part, error) {
 		return p, nil
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, &partError{Path: path, Err: ErrNotTakeout}
+		return nil, &PartError{Path: path, Err: ErrNotTakeout}
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -119,7 +120,7 @@ func openPart(path string, o *Options) (*part, error) {
 	defer func() { _ = f.Close() }()
 	magic := make([]byte, 4)
 	if _, err := io.ReadFull(f, magic); err != nil {
-		return nil, &partError{Path: path, Err: ErrNotTakeout}
+		return nil, &PartError{Path: path, Err: ErrNotTakeout}
 	}
 	p.size = fi.Size()
 	switch {
@@ -128,7 +129,7 @@ func openPart(path string, o *Options) (*part, error) {
 	case magic[0] == 0x1f && magic[1] == 0x8b:
 		p.kind = kindTar
 	default:
-		return nil, &partError{Path: path, Err: ErrNotTakeout}
+		return nil, &PartError{Path: path, Err: ErrNotTakeout}
 	}
 	return p, nil
 }

@@ -18,8 +18,8 @@ func TestImportAddsWhatTheAccountHasToItsAlbumsWithoutUploading(t *testing.T) {
 			a := newAccount(t)
 			files := bigTakeout(bigSize)
 			camera := a.u.AddAlbum("Camera")
-			camera.AddFile(enteapitest.FileSpec{Title: "VID_0001.mp4", FileType: 1, Data: files[1].data})
-			camera.AddFile(enteapitest.FileSpec{Title: "IMG_0001.jpg", Data: files[3].data})
+			camera.AddFile(enteapitest.FileSpec{Title: "VID_0001.mp4", FileType: 1, Data: files[1].Data})
+			camera.AddFile(enteapitest.FileSpec{Title: "IMG_0001.jpg", Data: files[3].Data})
 			paths := writeParts(t, t.TempDir(), [][]tfile{files}, kind)
 			sum := a.mustImport(paths)
 			assert.Equal(t, 0, sum.Uploaded)
@@ -41,13 +41,13 @@ func TestImportAddsWhatTheAccountHasToItsAlbumsWithoutUploading(t *testing.T) {
 func TestAnOverlappingTakeoutUploadsOnlyWhatIsNew(t *testing.T) {
 	a := newAccount(t)
 	first := []tfile{
-		{gp + "Photos from 2020/A.jpg", jpeg(21), ""}, {gp + "Photos from 2020/A.jpg.json", photoJSON("A.jpg", t2020, nil), ""},
-		{gp + "Photos from 2020/B.jpg", jpeg(22), ""}, {gp + "Photos from 2020/B.jpg.json", photoJSON("B.jpg", t2020+1, nil), ""},
+		f(gp+"Photos from 2020/A.jpg", jpeg(21)), f(gp+"Photos from 2020/A.jpg.json", photoJSON("A.jpg", t2020, nil)),
+		f(gp+"Photos from 2020/B.jpg", jpeg(22)), f(gp+"Photos from 2020/B.jpg.json", photoJSON("B.jpg", t2020+1, nil)),
 	}
 	later := append(append([]tfile{}, first...),
-		tfile{gp + "Photos from 2021/C.jpg", jpeg(23), ""}, tfile{gp + "Photos from 2021/C.jpg.json", photoJSON("C.jpg", t2021, nil), ""},
-		tfile{gp + "Holiday/B.jpg", jpeg(22), ""}, tfile{gp + "Holiday/B.jpg.json", photoJSON("B.jpg", t2020+1, nil), ""},
-		tfile{gp + "Holiday/metadata.json", albumJSON("Holiday"), ""})
+		f(gp+"Photos from 2021/C.jpg", jpeg(23)), f(gp+"Photos from 2021/C.jpg.json", photoJSON("C.jpg", t2021, nil)),
+		f(gp+"Holiday/B.jpg", jpeg(22)), f(gp+"Holiday/B.jpg.json", photoJSON("B.jpg", t2020+1, nil)),
+		f(gp+"Holiday/metadata.json", albumJSON("Holiday")))
 	sum := a.mustImport(writeParts(t, t.TempDir(), [][]tfile{first}, "zip"))
 	assert.Equal(t, 2, sum.Uploaded)
 	sum = a.mustImport(writeParts(t, t.TempDir(), split(later, 2), "tgz"))

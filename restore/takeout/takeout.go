@@ -77,7 +77,7 @@ func Open(ctx context.Context, paths []string, o Options) (*Takeout, error) {
 		if err != nil {
 			t.Close()
 			if errors.Is(err, os.ErrNotExist) {
-				return nil, &partError{Path: path, Err: errors.New("does not exist")}
+				return nil, &PartError{Path: path, Err: errors.New("does not exist")}
 			}
 			return nil, err
 		}
