@@ -22,7 +22,7 @@ func newImportCmd(d deps) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "import",
 		Short: "Import photos from another service into the logged-in Ente account",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	c.AddCommand(newImportTakeoutCmd(d))
@@ -79,7 +79,12 @@ what is not there yet.
 			exitFatal:       "the account is out of storage, or any other fatal error",
 			exitLogin:       "", exitUsage: "", exitTempFail: "", exitInterrupt: "", exitTerminated: "",
 		}),
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &usageError{fmt.Errorf("import takeout takes the Takeout's parts (its zip or tgz files, or folders)")}
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error { return runImportTakeout(c.Context(), d, o, args) },
 	}
 	f := c.Flags()
@@ -188,7 +193,7 @@ func (out *importOutput) report(r *takeout.Report) {
 		return
 	}
 	w := out.d.stdout
-	fmt.Fprintf(w, "Takeout: %s in %s (%s), %s\n", plural(r.Originals, "photo and video"), plural(len(r.Parts), "part"),
+	fmt.Fprintf(w, "Takeout: %s in %s (%s), %s\n", photosAndVideos(r.Originals), plural(len(r.Parts), "part"),
 		plural(r.Live, "live photo"), plural(len(r.Albums), "album"))
 	for _, p := range r.Parts {
 		fmt.Fprintf(w, "  %s\n", partLine(p))
@@ -206,7 +211,7 @@ func (out *importOutput) report(r *takeout.Report) {
 // partLine says what one part holds.
 func partLine(p *takeout.PartReport) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", p.Path, plural(p.Media, "photo and video"))
+	fmt.Fprintf(&b, "%s: %s", p.Path, photosAndVideos(p.Media))
 	matched := 0
 	var rules []string
 	for rule, n := range p.Matched {
@@ -243,7 +248,7 @@ func (out *importOutput) notes(r *takeout.Report) {
 	w := out.d.stderr
 	if !out.o.dryRun && !out.d.g.verbose {
 		if n := len(r.Notes); n > 0 {
-			fmt.Fprintf(w, "quak: the report names %s (without JSON, left out, folders that look incomplete): see them with --dry-run\n", plural(n, "file or folder"))
+			fmt.Fprintf(w, "quak: the report names %d files or folders (without JSON, left out, or looking incomplete): see them with --dry-run\n", n)
 		}
 		return
 	}
@@ -320,4 +325,11 @@ func (out *importOutput) finish(s *restore.Summary, email string, err error) {
 	}
 	fmt.Fprintf(out.d.stdout, "%d of %d files uploaded to %s (%s), %d already there, %d album additions, %d albums created; %d failed\n",
 		s.Uploaded, s.Files, email, humanBytes(s.Bytes), s.Present, s.Added, s.AlbumsCreated, s.Failed)
+}
+
+func photosAndVideos(n int) string {
+	if n == 1 {
+		return "1 photo or video"
+	}
+	return fmt.Sprintf("%d photos and videos", n)
 }

@@ -1,0 +1,83 @@
+package cmd
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	tt "github.com/quak-photos/quak/restore/takeout/takeouttest"
+)
+
+// aTakeout writes a little Takeout in two zip parts: a photo in a year
+// folder and an album, its JSON in the other part, a photo without JSON
+// and one in Google's trash.
+func aTakeout(t *testing.T) []string {
+	t.Helper()
+	files := []tt.File{
+		{Name: tt.GP + "Photos from 2020/IMG_1.jpg", Data: tt.JPEG(1)},
+		{Name: tt.GP + "Photos from 2020/IMG_1.jpg.json", Data: tt.PhotoJSON("IMG_1.jpg", 1580558400, nil)},
+		{Name: tt.GP + "Holiday/IMG_1.jpg", Data: tt.JPEG(1)},
+		{Name: tt.GP + "Holiday/IMG_1.jpg.supplemental-metadata.json", Data: tt.PhotoJSON("IMG_1.jpg", 1580558400, nil)},
+		{Name: tt.GP + "Holiday/metadata.json", Data: tt.AlbumJSON("Holiday")},
+		{Name: tt.GP + "Photos from 2020/nojson.jpg", Data: tt.JPEG(2)},
+		{Name: tt.GP + "Trash/IMG_3.jpg", Data: tt.JPEG(3)},
+		{Name: tt.GP + "Trash/IMG_3.jpg.json", Data: tt.PhotoJSON("IMG_3.jpg", 1580558400, map[string]any{"trashed": true})},
+	}
+	return tt.WriteParts(t, t.TempDir(), tt.Split(files, 2), "zip")
+}
+
+func TestImportTakeoutDryRunNeedsNoLoginAndSendsNothing(t *testing.T) {
+	e := newEnv(t)
+	paths := aTakeout(t)
+	code, out, errOut := e.run(append([]string{"import", "takeout", "--dry-run"}, paths...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "Takeout: 2 photos and videos in 2 parts (0 live photos), 1 album")
+	assert.Contains(t, out, "Albums: Holiday (1)")
+	assert.Contains(t, errOut, "unmatched: "+paths[1]+": Takeout/Google Photos/Photos from 2020/nojson.jpg: no metadata JSON found")
+	assert.Contains(t, errOut, "skipped: "+paths[0]+": Takeout/Google Photos/Trash/IMG_3.jpg: in Google's trash")
+}
+
+func TestImportTakeoutUploadsOnceAndTellsInJSON(t *testing.T) {
+	e, s, _, _ := loggedIn(t)
+	paths := aTakeout(t)
+	code, out, errOut := e.run(append([]string{"import", "takeout"}, paths...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "2 of 2 files uploaded")
+	assert.Contains(t, errOut, "the report names 2 files or folders")
+	assert.Equal(t, 2, s.Requests("POST /files"))
+
+	code, out, errOut = e.run(append([]string{"import", "takeout", "--json"}, paths...)...)
+	require.Equal(t, exitOK, code, errOut)
+	types := map[string]int{}
+	var sum map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+		types[ev["type"].(string)]++
+		sum = ev
+	}
+	assert.Equal(t, map[string]int{"part": 2, "album": 1, "note": 2, "takeout": 1, "present": 2, "summary": 1}, types)
+	assert.EqualValues(t, 0, sum["uploaded"], "a second run uploads nothing")
+	assert.EqualValues(t, 2, sum["present"])
+	assert.Equal(t, 2, s.Requests("POST /files"))
+}
+
+func TestImportTakeoutExitCodes(t *testing.T) {
+	e := newEnv(t)
+	code, _, errOut := e.run("import", "takeout", filepath.Join(t.TempDir(), "nowhere.zip"))
+	assert.Equal(t, exitUnusableDir, code, errOut)
+	assert.Contains(t, errOut, "nowhere.zip: does not exist")
+	notTakeout := filepath.Join(t.TempDir(), "notes.txt")
+	tt.WriteDir(t, filepath.Dir(notTakeout), []tt.File{{Name: "notes.txt", Data: []byte("hello")}})
+	code, _, errOut = e.run("import", "takeout", notTakeout)
+	assert.Equal(t, exitUnusableDir, code, errOut)
+	assert.Contains(t, errOut, "is not a Takeout part")
+	code, _, _ = e.run("import", "takeout")
+	assert.Equal(t, exitUsage, code)
+	code, _, _ = e.run(append([]string{"import", "takeout"}, aTakeout(t)...)...)
+	assert.Equal(t, exitLogin, code, "a real import needs a login")
+}
