@@ -41,8 +41,10 @@ type ImportOptions struct {
 	// Its tmp folder holds what a thumbnail tool reads, for a moment.
 	Journal string
 	// Memory caps the bytes of originals held at once (default 64 MiB):
-	// an original up to 20 MiB (a live photo's two parts) is read whole
-	// and uploaded from memory; a larger one holds one part of its upload.
+	// an original up to a third of it (at most 20 MiB), and a live photo,
+	// is read whole and uploaded from memory; a larger one is uploaded as
+	// it is read, holding one part of its upload. One original larger
+	// than Memory is still taken, alone.
 	Memory int64
 
 	encrypt encryptFunc
@@ -90,7 +92,7 @@ func Import(ctx context.Context, o ImportOptions, albums []ImportAlbum, original
 		p.albums[a.ID] = &sourceAlbum{id: a.ID, name: a.Name, typ: a.Type}
 	}
 	r := &run{o: ro, plan: p, sum: &Summary{Files: len(originals)}, encrypt: ro.encrypt, tmp: tmp, j: j}
-	im := &importer{r: r, src: src, budget: semaphore.NewWeighted(max(o.Memory, 2*memoryMax)), byOrig: map[*Original]*original{}}
+	im := &importer{r: r, src: src, memory: o.Memory, budget: semaphore.NewWeighted(o.Memory), byOrig: map[*Original]*original{}}
 	if err := im.prepare(originals); err != nil {
 		return r.sum, err
 	}
@@ -111,6 +113,7 @@ func freshTemp(journal string) (string, error) {
 type importer struct {
 	r      *run
 	src    Source
+	memory int64
 	budget *semaphore.Weighted // bytes of originals held in memory
 	byOrig map[*Original]*original
 	all    []*original
@@ -314,13 +317,14 @@ func (im *importer) put(ctx context.Context, src *Original, parts []io.Reader) e
 	if o == nil || len(parts) != len(src.Parts) {
 		return fmt.Errorf("import: %s given with %d parts", src.Where, len(parts))
 	}
-	if len(parts) == 1 && src.Parts[0].Size > memoryMax {
+	if len(parts) == 1 && src.Parts[0].Size > min(memoryMax, im.memory/3) {
 		return im.stream(ctx, o, parts[0])
 	}
 	var total int64
 	for _, p := range src.Parts {
 		total += p.Size
 	}
+	total = min(total, im.memory)
 	if err := im.budget.Acquire(ctx, total); err != nil {
 		return err
 	}

@@ -33,10 +33,11 @@ const routePlainMultipart = "GET /files/multipart-upload-urls"
 // again (ErrReadAgain) only when it proves to be new, so that a file the
 // account has is not sent for nothing.
 func (im *importer) stream(ctx context.Context, o *original, src io.Reader) error {
-	if err := im.budget.Acquire(ctx, streamMemory); err != nil {
+	held := min(streamMemory, im.memory)
+	if err := im.budget.Acquire(ctx, held); err != nil {
 		return err
 	}
-	defer im.budget.Release(streamMemory)
+	defer im.budget.Release(held)
 	if o.hash() == "" && im.r.likelyPresent(o) {
 		return im.hashFirst(ctx, o, src)
 	}

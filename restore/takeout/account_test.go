@@ -59,7 +59,8 @@ func (a *account) options() restore.ImportOptions {
 	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	p.Rand = func() float64 { return 0 }
 	tools := noTools
-	return restore.ImportOptions{Policy: p, Tools: &tools, Concurrency: 2, Journal: a.journal,
+	// 4 MiB: originals over 1.33 MiB are uploaded as they are read.
+	return restore.ImportOptions{Policy: p, Tools: &tools, Concurrency: 2, Journal: a.journal, Memory: 4 << 20,
 		Target: restore.Target{Client: a.client(), Keys: a.keys(), Email: a.u.Email, Endpoint: a.s.URL()},
 		Events: func(e restore.Event) {
 			a.mu.Lock()

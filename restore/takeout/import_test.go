@@ -41,7 +41,8 @@ func bigTakeout(size int) []tfile {
 	}
 }
 
-const bigSize = 25 << 20
+// bigSize is more than the tests' import holds in memory (4 MiB / 3).
+const bigSize = 3 << 20
 
 func TestImportStreamsALargeFileInOnePass(t *testing.T) {
 	for _, kind := range []string{"zip", "tgz", "dir"} {
@@ -67,5 +68,21 @@ func TestImportStreamsALargeFileInOnePass(t *testing.T) {
 			assert.Equal(t, 2, again.Present)
 			assert.Equal(t, 1, a.s.Requests("GET /files/multipart-upload-urls"))
 		})
+	}
+}
+
+// A stream of several parts: each part sent as it is made, the upload
+// completed once.
+func TestImportStreamsALargeFileInParts(t *testing.T) {
+	a := newAccount(t)
+	files := bigTakeout(21 << 20)
+	paths := writeParts(t, t.TempDir(), [][]tfile{files}, "zip")
+	a.mustImport(paths)
+	assert.Equal(t, 2+1+2, a.s.RequestsWithPrefix("PUT /store/"), "21 MiB: two parts (of 20 MiB and the rest); the photo; two thumbnails")
+	assert.Equal(t, 1, a.s.RequestsWithPrefix("POST /store/"), "one completion")
+	for _, f := range a.files() {
+		if f.meta.Title == "VID_0001.mp4" {
+			assert.True(t, bytes.Equal(files[1].Data, f.data), "the video's bytes")
+		}
 	}
 }

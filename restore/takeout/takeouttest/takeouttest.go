@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -103,7 +104,7 @@ func Movie(when time.Time, size int, moovLast bool, seed byte) []byte {
 	binary.BigEndian.PutUint32(mvhd[4:], uint32(when.Sub(quickTimeEpoch)/time.Second))
 	moov := box("moov", box("mvhd", mvhd))
 	ftyp := box("ftyp", []byte("isom\x00\x00\x02\x00isomiso2mp41"))
-	data := bytes.Repeat([]byte{seed}, max(size-len(ftyp)-len(moov)-8, 0))
+	data := Noise(max(size-len(ftyp)-len(moov)-8, 0), seed)
 	mdat := box("mdat", data)
 	if moovLast {
 		return append(append(ftyp, mdat...), moov...)
@@ -232,4 +233,11 @@ func WriteParts(t testing.TB, dir string, parts [][]File, kinds ...string) []str
 		paths = append(paths, p)
 	}
 	return paths
+}
+
+// Noise is n bytes no compressor shrinks, the same for the same seed.
+func Noise(n int, seed byte) []byte {
+	b := make([]byte, n)
+	_, _ = rand.NewChaCha8([32]byte{seed}).Read(b)
+	return b
 }
