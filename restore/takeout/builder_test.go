@@ -1,12 +1,14 @@
 package takeout
 
 import (
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/quak-photos/quak/restore"
 	tt "github.com/quak-photos/quak/restore/takeout/takeouttest"
 )
 
@@ -61,4 +63,19 @@ func names(files []tfile) string {
 		b.WriteString(f.Name + "\n")
 	}
 	return b.String()
+}
+
+var (
+	noise    = tt.Noise
+	writeDir = tt.WriteDir
+)
+
+func sortedStrings(ss []string) []string {
+	sort.Strings(ss)
+	return ss
+}
+
+// restoreImport imports an opened Takeout into a.
+func restoreImport(a *account, tk *Takeout) (*restore.Summary, error) {
+	return restore.Import(a.t.Context(), a.options(), tk.Albums, tk.Originals, tk)
 }
