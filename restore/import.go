@@ -267,7 +267,7 @@ func (im *importer) needsBytes(o *original) (bool, error) {
 		return false, nil
 	case o.hash() != "" && im.r.tgt.file(contentKey(o.hash(), o.src.FileType, o.src.Title)) != nil:
 		return false, nil
-	case in != nil && len(in.Body) > 0 && in.File.Sent:
+	case in != nil && hasBody(in) && in.File.Sent:
 		return false, nil // the thumbnail's bytes are in the journal
 	}
 	return true, nil

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/secretstream"
 )
 
@@ -109,3 +110,8 @@ func (r *run) likelyPresent(o *original) bool {
 // after they went past (its multipart upload must start over): the next
 // run reads them.
 var errNoBytes = errors.New("its upload must start over, which needs its bytes read again: the next run does")
+
+// hasBody reports whether an intent holds its POST /files body: a
+// streamed original's gets it only once it is read (before, the journal
+// holds JSON's null).
+func hasBody(in *folder.Intent) bool { return len(in.Body) > 0 && string(in.Body) != "null" }

@@ -96,7 +96,7 @@ func (im *importer) streamUpload(ctx context.Context, o *original, src io.Reader
 	}
 	o.hashes, o.rec.Meta = []string{hash}, metaOf(o.src)
 	im.remember(o)
-	if r.tgt.file(contentKey(hash, o.src.FileType, o.src.Title)) == nil && len(in.Body) == 0 {
+	if r.tgt.file(contentKey(hash, o.src.FileType, o.src.Title)) == nil && !hasBody(in) {
 		if err := im.sealStream(ctx, o, in, sink); err != nil {
 			return err
 		}

@@ -79,3 +79,7 @@ func sortedStrings(ss []string) []string {
 func restoreImport(a *account, tk *Takeout) (*restore.Summary, error) {
 	return restore.Import(a.t.Context(), a.options(), tk.Albums, tk.Originals, tk)
 }
+
+func unix(s int64) time.Time { return time.Unix(s, 0) }
+
+func joinNames(ss []string) string { return strings.Join(sortedStrings(ss), ", ") }

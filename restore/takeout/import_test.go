@@ -42,7 +42,7 @@ func bigTakeout(size int) []tfile {
 }
 
 // bigSize is more than the tests' import holds in memory (4 MiB / 3).
-const bigSize = 3 << 20
+const bigSize = 3 << 19
 
 func TestImportStreamsALargeFileInOnePass(t *testing.T) {
 	for _, kind := range []string{"zip", "tgz", "dir"} {
