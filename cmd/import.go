@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,6 +124,9 @@ func runImportTakeout(ctx context.Context, d deps, o *importOpts, paths []string
 	if err != nil {
 		return err
 	}
+	// The import holds what it reads within its own budget; a soft limit
+	// keeps Go's collector from letting the garbage grow as far again.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(importHeap))
 	out.start()
 	sum, err := restore.Import(ctx, restore.ImportOptions{Policy: retryPolicy(d, o.attempts), Now: d.now, Concurrency: o.parallel,
 		Journal: importJournal(dir, a.Endpoint, a.UserID),
@@ -138,6 +142,9 @@ func runImportTakeout(ctx context.Context, d deps, o *importOpts, paths []string
 	}
 	return nil
 }
+
+// importHeap is the soft limit of the heap during an import.
+const importHeap = 96 << 20
 
 // importJournal is where the imports into one account keep their journal:
 // in quak's config folder, by server and account, so that a later run

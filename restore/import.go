@@ -40,11 +40,12 @@ type ImportOptions struct {
 	// if missing, mode 0700): quak's own, never inside what is imported.
 	// Its tmp folder holds what a thumbnail tool reads, for a moment.
 	Journal string
-	// Memory caps the bytes of originals held at once (default 64 MiB):
+	// Memory caps the memory originals hold at once (default 64 MiB):
 	// an original up to a third of it (at most 20 MiB), and a live photo,
-	// is read whole and uploaded from memory; a larger one is uploaded as
-	// it is read, holding one part of its upload. One original larger
-	// than Memory is still taken, alone.
+	// is read whole and uploaded from memory, holding its bytes and 8 MiB
+	// more; a larger one is uploaded as it is read, holding one part of its
+	// upload and two chunks. One original larger than Memory is still
+	// taken, alone.
 	Memory int64
 
 	encrypt encryptFunc
@@ -52,6 +53,11 @@ type ImportOptions struct {
 
 // defaultMemory is ImportOptions.Memory's default.
 const defaultMemory = 64 << 20
+
+// itemMemory is what an original read into memory holds beyond its
+// bytes while it is sealed and sent: a chunk of ciphertext kept for the
+// self-check, and the chunks an encryption works in.
+const itemMemory = 8 << 20
 
 // memoryMax is the largest original (one part) read whole into memory;
 // larger ones are uploaded as they are read.
@@ -320,7 +326,7 @@ func (im *importer) put(ctx context.Context, src *Original, parts []io.Reader) e
 	if len(parts) == 1 && src.Parts[0].Size > min(memoryMax, im.memory/3) {
 		return im.stream(ctx, o, parts[0])
 	}
-	var total int64
+	total := int64(itemMemory)
 	for _, p := range src.Parts {
 		total += p.Size
 	}

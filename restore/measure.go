@@ -115,14 +115,18 @@ func writeLive(w io.Writer, parts, want []string) error {
 // plaintext read must hash to it (the backup's record), else ErrChanged:
 // the checksums the upload URLs pin are then of bytes that were checked in
 // the same pass, never of a file changed after its check. name names the
-// original in that error.
-func (r *run) measure(open opener, name string, key, header []byte, want string) (*measured, error) {
+// original in that error. first, when set, is the plaintext the caller
+// holds (an import's original in memory), not copied again.
+func (r *run) measure(open opener, name string, key, header []byte, want string, first []byte) (*measured, error) {
 	f, err := open()
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
 	plain := &capture{max: secretstream.ChunkSize}
+	if first != nil {
+		plain.max = 0 // the caller holds it
+	}
 	h := keys.NewHash()
 	er, err := r.encrypt(key, header, io.TeeReader(f, io.MultiWriter(plain, h)))
 	if err != nil {
@@ -136,6 +140,9 @@ func (r *run) measure(open opener, name string, key, header []byte, want string)
 		return nil, fmt.Errorf("%s: %w", name, ErrChanged)
 	}
 	m.plain = plain.b.Bytes()
+	if first != nil {
+		m.plain = first[:min(len(first), secretstream.ChunkSize)]
+	}
 	return m, nil
 }
 

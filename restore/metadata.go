@@ -3,6 +3,7 @@ package restore
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -62,8 +63,8 @@ func selfCheck(s *sealed) error {
 	if err != nil {
 		return bad("original", err)
 	}
-	got := make([]byte, len(s.m.plain))
-	if _, err := io.ReadFull(rd, got); err != nil || !bytes.Equal(got, s.m.plain) {
+	defer rd.Release()
+	if err := readsAs(rd, s.m.plain); err != nil {
 		return bad("original", err)
 	}
 	md, err := secretstream.OpenBlob(key, s.nf.Metadata.DecryptionHeader, s.nf.Metadata.EncryptedData)
@@ -74,6 +75,23 @@ func selfCheck(s *sealed) error {
 		if _, err := secretstream.OpenBlob(key, mm.Header, mm.Data); err != nil {
 			return bad("public magic metadata", err)
 		}
+	}
+	return nil
+}
+
+// readsAs checks that r gives want's bytes first, a piece at a time (no
+// copy of a whole chunk is made).
+func readsAs(r io.Reader, want []byte) error {
+	buf := make([]byte, 64<<10)
+	for len(want) > 0 {
+		n, err := io.ReadFull(r, buf[:min(len(buf), len(want))])
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(buf[:n], want[:n]) {
+			return errors.New("it opens to other bytes")
+		}
+		want = want[n:]
 	}
 	return nil
 }

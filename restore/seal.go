@@ -93,7 +93,11 @@ func (r *run) encryptOriginal(ctx context.Context, o *original, home *catalog.Al
 	if len(o.hashes) == 1 {
 		want = o.hashes[0]
 	}
-	if s.m, err = r.measure(open, o.name(), s.key, s.header, want); err != nil {
+	var first []byte
+	if len(o.mem) == 1 {
+		first = o.mem[0]
+	}
+	if s.m, err = r.measure(open, o.name(), s.key, s.header, want, first); err != nil {
 		return nil, err
 	}
 	placeholder := false

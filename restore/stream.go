@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
@@ -155,7 +156,8 @@ func (im *importer) sendStream(ctx context.Context, in *folder.Intent, plain io.
 		return err
 	}
 	p := in.File.Parts
-	buf := make([]byte, p.Length)
+	buf := partBuffer(p.Length)
+	defer partBuffers.Put(&buf)
 	for i := range p.URLs {
 		n, err := io.ReadFull(er, buf[:min(p.Length, in.File.Size-int64(i)*p.Length)])
 		if err != nil {
@@ -349,4 +351,14 @@ func (t *thumbSink) remove() {
 		_ = t.f.Close()
 		_ = os.Remove(t.path)
 	}
+}
+
+// partBuffers keeps the buffers of parts being sent, for the next stream.
+var partBuffers sync.Pool
+
+func partBuffer(n int64) []byte {
+	if b, ok := partBuffers.Get().(*[]byte); ok && int64(cap(*b)) >= n {
+		return (*b)[:n]
+	}
+	return make([]byte, n)
 }
