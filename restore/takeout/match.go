@@ -126,9 +126,14 @@ func matchFolder(media []*entry, docs []*jsonDoc) map[*entry]*match {
 			}
 		}
 	}
+	// A JSON two photos could both be told from has a photo: it is no
+	// sign of a part missing.
 	for _, m := range out {
 		if m.doc != nil {
 			m.doc.used = true
+		}
+		for _, d := range m.ambiguous {
+			d.used = true
 		}
 	}
 	return out
