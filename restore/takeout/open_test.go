@@ -63,7 +63,7 @@ func sortViews(vs []*originalView) {
 func wantViews() []*originalView {
 	var out []*originalView
 	for _, w := range trapWant() {
-		out = append(out, w.view())
+		out = append(out, view(w))
 	}
 	sortViews(out)
 	return out
