@@ -166,6 +166,7 @@ func (a *account) items(al *catalog.Album) []*catalog.Item {
 
 // archived reads a file's own visibility from its private magic metadata.
 func archived(t *testing.T, it *catalog.Item) bool {
+	t.Helper()
 	mm := it.Raw.MagicMetadata
 	if mm == nil {
 		return false

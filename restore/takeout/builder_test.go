@@ -22,10 +22,8 @@ const gp = tt.GP
 
 var (
 	jpeg       = tt.JPEG
-	exifJPEG   = tt.ExifJPEG
 	movie      = tt.Movie
 	photoJSON  = tt.PhotoJSON
-	place      = tt.Place
 	albumJSON  = tt.AlbumJSON
 	split      = tt.Split
 	writeParts = tt.WriteParts
@@ -55,14 +53,6 @@ func byTitle(t *testing.T, tk *Takeout, title string) []*originalView {
 		}
 	}
 	return out
-}
-
-func names(files []tfile) string {
-	var b strings.Builder
-	for _, f := range files {
-		b.WriteString(f.Name + "\n")
-	}
-	return b.String()
 }
 
 var (

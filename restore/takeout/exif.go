@@ -179,7 +179,6 @@ func parseExifTime(v, off []byte, loc *time.Location) (fileDate, bool) {
 		if t, err := time.Parse("2006:01:02 15:04:05-07:00", s[:19]+offset); err == nil {
 			return dateOf(t, offset)
 		}
-		offset = ""
 	}
 	t, err := time.ParseInLocation("2006:01:02 15:04:05", s[:19], loc)
 	if err != nil {

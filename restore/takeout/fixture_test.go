@@ -16,7 +16,6 @@ var (
 	t2020       = tt.T2020
 	t2021       = tt.T2021
 	t2022       = tt.T2022
-	long50      = tt.Long50
 )
 
 type wantOriginal = tt.Want

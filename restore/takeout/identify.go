@@ -2,6 +2,7 @@ package takeout
 
 import (
 	"context"
+	"errors"
 	"hash/crc32"
 	"io"
 
@@ -44,7 +45,7 @@ func (t *Takeout) headDate(e *entry) *fileDate {
 	}
 	defer func() { _ = r.Close() }()
 	sn := newSniffer(e.base)
-	if _, err := io.CopyN(sn, r, headSize); err != nil && err != io.EOF {
+	if _, err := io.CopyN(sn, r, headSize); err != nil && !errors.Is(err, io.EOF) {
 		return nil
 	}
 	return sn.date(t.o.Location)

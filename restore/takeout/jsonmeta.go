@@ -77,7 +77,7 @@ func parseMeta(b []byte) (*photoMeta, *albumMeta, error) {
 		return nil, nil, errNotGoogle
 	}
 	if err := json.Unmarshal(bytes.TrimPrefix(b, []byte("\ufeff")), &g); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errNotGoogle, err)
+		return nil, nil, fmt.Errorf("%w: %w", errNotGoogle, err)
 	}
 	switch {
 	case g.PhotoTakenTime != nil || g.CreationTime != nil && g.AlbumData == nil && g.Date == nil:

@@ -84,21 +84,6 @@ func isClipped(s string) bool { return units(s) > clipUnits }
 // units is s's length in UTF-16 code units, as Google counts it.
 func units(s string) int { return len(utf16.Encode([]rune(s))) }
 
-// supplementalForms reports whether stem is base followed by "." and any
-// prefix of "supplemental-metadata" (Google clips it, down to nothing:
-// "IMG.jpg.suppl", "IMG.jpg."), or base+".supplemental-metadata" cut at 46.
-func supplementalForm(stem, base string) bool {
-	if rest, ok := strings.CutPrefix(stem, base+"."); ok && strings.HasPrefix(supplemental, rest) {
-		return true
-	}
-	for _, c := range clips(base + "." + supplemental) {
-		if c == stem {
-			return true
-		}
-	}
-	return false
-}
-
 // editedSuffixes are what Google adds to the name of an edited copy, by the
 // account's language: "IMG_1234-edited.jpg" beside "IMG_1234.jpg". The copy
 // has no JSON of its own and takes its original's.
@@ -107,7 +92,7 @@ var editedSuffixes = []string{
 	"-bearbeitet",    // German
 	"-modifié",       // French
 	"-editado",       // Spanish, Portuguese
-	"-modificato",    // Italian
+	"-modificato",    //nolint:misspell // Italian
 	"-bewerkt",       // Dutch
 	"-redigerad",     // Swedish
 	"-redigeret",     // Danish

@@ -60,7 +60,7 @@ func (t *tarStream) next(pos *int, skip func(h *tar.Header)) (*tar.Header, error
 		}
 		*pos++
 		switch h.Typeflag {
-		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeReg: // the reader reports the old TypeRegA as TypeReg
 			return h, nil
 		case tar.TypeDir:
 		default:

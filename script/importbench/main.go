@@ -235,11 +235,10 @@ func generate(path, kind string, size int64) error {
 		folder := fmt.Sprintf("%sPhotos from %d/", tt.GP, year)
 		var name string
 		var data []byte
-		switch {
-		case i%50 == 49:
+		if i%50 == 49 {
 			name = fmt.Sprintf("VID_%05d.mp4", i)
 			data = tt.Movie(time.Unix(when, 0), 50<<20+rng.IntN(250<<20), i%100 == 99, byte(i))
-		default:
+		} else {
 			name = fmt.Sprintf("IMG_%05d.jpg", i)
 			data = append(tt.JPEG(byte(i)), tt.Noise(1<<20+rng.IntN(7<<20), byte(i))...)
 		}

@@ -149,26 +149,26 @@ func AlbumJSON(title string) []byte {
 }
 
 // WriteZip writes files as a zip part, deflated.
-func WriteZip(t testing.TB, path string, files []File) {
-	t.Helper()
+func WriteZip(tb testing.TB, path string, files []File) {
+	tb.Helper()
 	f, err := os.Create(path)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	zw := zip.NewWriter(f)
 	for _, tf := range files {
 		w, err := zw.CreateHeader(&zip.FileHeader{Name: tf.Name, Method: zip.Deflate, Modified: time.Unix(1716667200, 0)})
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		_, err = w.Write(tf.Data)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 	}
-	require.NoError(t, zw.Close())
-	require.NoError(t, f.Close())
+	require.NoError(tb, zw.Close())
+	require.NoError(tb, f.Close())
 }
 
 // WriteTgz writes files as a tgz part.
-func WriteTgz(t testing.TB, path string, files []File) {
-	t.Helper()
+func WriteTgz(tb testing.TB, path string, files []File) {
+	tb.Helper()
 	f, err := os.Create(path)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	gz := gzip.NewWriter(f)
 	tw := tar.NewWriter(gz)
 	for _, tf := range files {
@@ -176,29 +176,29 @@ func WriteTgz(t testing.TB, path string, files []File) {
 		if tf.Link != "" {
 			h = &tar.Header{Name: tf.Name, Mode: 0o777, Linkname: tf.Link, Typeflag: tar.TypeSymlink, ModTime: h.ModTime}
 		}
-		require.NoError(t, tw.WriteHeader(h))
+		require.NoError(tb, tw.WriteHeader(h))
 		if tf.Link == "" {
 			_, err = tw.Write(tf.Data)
-			require.NoError(t, err)
+			require.NoError(tb, err)
 		}
 	}
-	require.NoError(t, tw.Close())
-	require.NoError(t, gz.Close())
-	require.NoError(t, f.Close())
+	require.NoError(tb, tw.Close())
+	require.NoError(tb, gz.Close())
+	require.NoError(tb, f.Close())
 }
 
 // WriteDir unpacks files under root, as a person would unzip a part.
-func WriteDir(t testing.TB, root string, files []File) {
-	t.Helper()
+func WriteDir(tb testing.TB, root string, files []File) {
+	tb.Helper()
 	for _, tf := range files {
 		p := filepath.Join(root, filepath.FromSlash(tf.Name))
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(tb, os.MkdirAll(filepath.Dir(p), 0o755))
 		if tf.Link != "" {
-			require.NoError(t, os.Symlink(tf.Link, p))
+			require.NoError(tb, os.Symlink(tf.Link, p))
 			continue
 		}
-		require.NoError(t, os.WriteFile(p, tf.Data, 0o644))
-		require.NoError(t, os.Chtimes(p, time.Unix(1716667200, 0), time.Unix(1716667200, 0)))
+		require.NoError(tb, os.WriteFile(p, tf.Data, 0o644))
+		require.NoError(tb, os.Chtimes(p, time.Unix(1716667200, 0), time.Unix(1716667200, 0)))
 	}
 }
 
@@ -214,8 +214,8 @@ func Split(files []File, n int) [][]File {
 
 // WriteParts writes parts of the given kinds ("zip", "tgz", "dir") in dir
 // and returns their paths.
-func WriteParts(t testing.TB, dir string, parts [][]File, kinds ...string) []string {
-	t.Helper()
+func WriteParts(tb testing.TB, dir string, parts [][]File, kinds ...string) []string {
+	tb.Helper()
 	var paths []string
 	for i, files := range parts {
 		k := kinds[i%len(kinds)]
@@ -223,12 +223,12 @@ func WriteParts(t testing.TB, dir string, parts [][]File, kinds ...string) []str
 		switch k {
 		case "zip":
 			p += ".zip"
-			WriteZip(t, p, files)
+			WriteZip(tb, p, files)
 		case "tgz":
 			p += ".tgz"
-			WriteTgz(t, p, files)
+			WriteTgz(tb, p, files)
 		default:
-			WriteDir(t, p, files)
+			WriteDir(tb, p, files)
 		}
 		paths = append(paths, p)
 	}
