@@ -81,3 +81,29 @@ func TestImportTakeoutExitCodes(t *testing.T) {
 	code, _, _ = e.run(append([]string{"import", "takeout"}, aTakeout(t)...)...)
 	assert.Equal(t, exitLogin, code, "a real import needs a login")
 }
+
+func TestImportTakeoutDryRunJSONIsTheReport(t *testing.T) {
+	e := newEnv(t)
+	paths := aTakeout(t)
+	code, out, errOut := e.run(append([]string{"import", "takeout", "--dry-run", "--json"}, paths...)...)
+	require.Equal(t, exitOK, code, errOut)
+	var kinds []string
+	var notes []map[string]any
+	var last map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+		kinds = append(kinds, ev["type"].(string))
+		if ev["type"] == "note" {
+			notes = append(notes, ev)
+		}
+		last = ev
+	}
+	assert.Equal(t, []string{"part", "part", "album", "note", "note", "takeout", "summary"}, kinds)
+	assert.Equal(t, "skipped", notes[0]["kind"])
+	assert.Equal(t, "in Google's trash", notes[0]["reason"])
+	assert.Equal(t, "unmatched", notes[1]["kind"])
+	assert.Equal(t, true, last["dryRun"])
+	assert.EqualValues(t, 2, last["files"])
+	assert.EqualValues(t, 0, last["exitCode"])
+}
