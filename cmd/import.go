@@ -74,7 +74,7 @@ what is not there yet.
 
 ` + exitHelp(map[int]string{
 			exitOK:          "everything imported (or, with --dry-run, read)",
-			exitPartial:     "some files could not be imported (named on stderr; the next run retries them)",
+			exitPartial:     "some files could not be imported (named on stderr; the next run retries them), or a part is damaged",
 			exitLocked:      "another import into the same account is running",
 			exitUnusableDir: "a PATH does not exist or is no Takeout part",
 			exitFatal:       "the account is out of storage, or any other fatal error",
@@ -113,7 +113,7 @@ func runImportTakeout(ctx context.Context, d deps, o *importOpts, paths []string
 	out.report(tk.Report)
 	if o.dryRun {
 		out.finish(&restore.Summary{Files: len(tk.Originals)}, "", nil)
-		return nil
+		return damagedParts(tk.Report)
 	}
 	a, c, err := loadSessionOf(d, &o.net, o.account, "")
 	if err != nil {
@@ -140,7 +140,24 @@ func runImportTakeout(ctx context.Context, d deps, o *importOpts, paths []string
 	if sum.Failed > 0 {
 		return &problemsError{plural(sum.Failed, "file") + " could not be imported; the next run retries them"}
 	}
-	return nil
+	return damagedParts(tk.Report)
+}
+
+// damagedParts is the partial failure of a Takeout some of whose parts
+// could not be read whole: what they hold whole was imported, the rest
+// was not.
+func damagedParts(r *takeout.Report) error {
+	var names []string
+	for _, p := range r.Parts {
+		if p.Damaged != "" {
+			names = append(names, p.Path)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &problemsError{fmt.Sprintf("%s could not be read whole (%s): download again what the report says is damaged",
+		plural(len(names), "part"), strings.Join(names, ", "))}
 }
 
 // importConcurrency is --concurrency's default: on one shared 40 Mbit/s

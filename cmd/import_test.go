@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,4 +107,23 @@ func TestImportTakeoutDryRunJSONIsTheReport(t *testing.T) {
 	assert.Equal(t, true, last["dryRun"])
 	assert.EqualValues(t, 2, last["files"])
 	assert.EqualValues(t, 0, last["exitCode"])
+}
+
+// A damaged part is named, the rest imports, and the exit says so.
+func TestImportTakeoutNamesADamagedPartAndExitsPartial(t *testing.T) {
+	e, s, _, _ := loggedIn(t)
+	paths := aTakeout(t)
+	bad := filepath.Join(t.TempDir(), "takeout-bad.zip")
+	tt.WriteZip(t, bad, []tt.File{{Name: tt.GP + "Photos from 2021/x.jpg", Data: tt.Noise(100<<10, 9)}})
+	b, err := os.ReadFile(bad)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bad, b[:len(b)/2], 0o644))
+	code, out, errOut := e.run(append([]string{"import", "takeout", "--dry-run"}, append(paths, bad)...)...)
+	assert.Equal(t, exitPartial, code, errOut)
+	assert.Contains(t, out, "takeout-bad.zip: 0 photos and videos; DAMAGED: its directory cannot be read")
+	code, out, errOut = e.run(append([]string{"import", "takeout"}, append(paths, bad)...)...)
+	assert.Equal(t, exitPartial, code, errOut)
+	assert.Contains(t, out, "2 of 2 files uploaded")
+	assert.Contains(t, errOut, "1 part could not be read whole ("+bad+")")
+	assert.Equal(t, 2, s.Requests("POST /files"))
 }

@@ -129,6 +129,9 @@ func (t *Takeout) dateByName(o *restore.Original, first *entry) {
 // file's own name otherwise, and always for an edited copy.
 func titleOf(pl *placement) string {
 	own := pl.parts[0].base
+	if clean := cleanTitle(own); clean != "" {
+		own = clean
+	}
 	if pl.meta == nil || pl.rule == RuleEdited || pl.meta.title == "" {
 		return own
 	}

@@ -26,6 +26,7 @@ const (
 	SkipBadJSON    = "JSON that is not Google Photos'"
 	SkipDuplicate  = "the same file twice in one folder"
 	SkipUnreadable = "unreadable"
+	SkipEmpty      = "an empty file"
 )
 
 // PartReport is what an import found in one part.

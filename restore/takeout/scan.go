@@ -49,6 +49,8 @@ func (s *scanned) add(e *entry, read func() ([]byte, error)) {
 		s.count(r, SkipJunk)
 	case strings.EqualFold(path.Ext(base), ".json"):
 		s.addJSON(e, product, read)
+	case fileType(base) >= 0 && e.size == 0:
+		s.skip(e, SkipEmpty, "")
 	case fileType(base) >= 0:
 		s.mu.Lock()
 		s.media = append(s.media, e)
