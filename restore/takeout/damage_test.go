@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -218,4 +219,58 @@ func TestOpenRefusesWhatIsNoTakeoutPart(t *testing.T) {
 	writeDir(t, dir, []tfile{f("notes.txt", []byte("hello"))})
 	_, err = Open(t.Context(), []string{dir + "/notes.txt"}, Options{})
 	assert.ErrorIs(t, err, ErrNotTakeout)
+}
+
+// A tgz whose second reading breaks (the disk went away, the file was cut
+// since the first) fails the photos it did not give, by name, and the part;
+// the next run imports them.
+func TestATgzBrokenInItsSecondPassFailsWhatItDidNotGive(t *testing.T) {
+	a := newAccount(t)
+	paths := writeParts(t, t.TempDir(), [][]tfile{goodPart(), damagedPart()}, "tgz")
+	opens := 0
+	cutSecond := func(name string) (partFile, error) {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		if name == paths[1] {
+			if opens++; opens == 2 {
+				fi, _ := f.Stat()
+				return &cutFile{File: f, left: fi.Size() / 2}, nil
+			}
+		}
+		return f, nil
+	}
+	tk := openTakeout(t, paths, Options{open: cutSecond})
+	sum, err := restoreImport(a, tk)
+	require.NoError(t, err)
+	require.NotEmpty(t, sum.Failures)
+	for _, f := range sum.Failures {
+		assert.Contains(t, f.Where, paths[1])
+	}
+	assert.Contains(t, tk.Report.Parts[1].Damaged, "damaged in its second reading")
+	got := titles(a)
+	assert.Less(t, len(got), 4)
+	sum, err = a.importWith(paths, Options{}, a.options())
+	require.NoError(t, err)
+	assert.Empty(t, sum.Failures)
+	assert.Equal(t, []string{"d1.jpg", "d2.jpg", "d3.jpg", "good.jpg"}, titles(a))
+}
+
+// cutFile ends after left bytes read in order, as a file cut short does.
+type cutFile struct {
+	*os.File
+	left int64
+}
+
+func (c *cutFile) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.File.Read(p)
+	c.left -= int64(n)
+	return n, err
 }

@@ -52,7 +52,12 @@ func (t *Takeout) stream(ctx context.Context, p *part, its []*item, pending *hal
 			if err := t.streamed(ctx, w, ts.tr, pending, put); err != nil {
 				var se *restore.SourceError
 				if errors.As(err, &se) {
-					return nil // the stream is broken from here
+					// The stream is broken from here: what it did not give
+					// is failed as its part's damage, unless another part
+					// gives it.
+					t.untake(w.it)
+					p.fail(fmt.Errorf("damaged in its second reading: %w", err))
+					return nil
 				}
 				return err
 			}
@@ -109,6 +114,12 @@ func (t *Takeout) take(it *item) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	it.taken = true
+}
+
+func (t *Takeout) untake(it *item) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	it.taken = false
 }
 
 // hold keeps half i of a live photo's placement.
