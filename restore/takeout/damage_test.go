@@ -251,6 +251,7 @@ func TestATgzBrokenInItsSecondPassFailsWhatItDidNotGive(t *testing.T) {
 	assert.Contains(t, tk.Report.Parts[1].Damaged, "damaged in its second reading")
 	got := titles(a)
 	assert.Less(t, len(got), 4)
+	assert.Equal(t, 4, len(got)+len(sum.Failures), "each photo imported or failed by name: none lost without a word")
 	sum, err = a.importWith(paths, Options{}, a.options())
 	require.NoError(t, err)
 	assert.Empty(t, sum.Failures)
