@@ -22,6 +22,7 @@ const gp = tt.GP
 
 var (
 	jpeg       = tt.JPEG
+	exifJPEG   = tt.ExifJPEG
 	movie      = tt.Movie
 	photoJSON  = tt.PhotoJSON
 	albumJSON  = tt.AlbumJSON
