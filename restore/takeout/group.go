@@ -204,9 +204,10 @@ func albumID(typ, title string) int64 {
 }
 
 // folderNotes names the albums whose folders hold nothing imported, and
-// the folders without album metadata whose name does not say the year most
-// of their photos were taken in: not a year's folder, so an album whose
-// metadata JSON is in a part not given.
+// the folders without album metadata whose name does not say the year
+// most of their dated photos were taken in (or whose photos have no one
+// year): not a year's folder, so an album whose metadata JSON is in a part
+// not given.
 func (t *Takeout) folderNotes(places []*placement) {
 	used := map[*folder]bool{}
 	years := map[*folder]map[int]int{}
@@ -226,7 +227,7 @@ func (t *Takeout) folderNotes(places []*placement) {
 		case isAlbum && !used[f]:
 			t.note(Note{Kind: NoteEmptyAlbum, Name: f.dir, Reason: fmt.Sprintf("album %q holds nothing to import; it is not made", title)})
 		case !isAlbum && used[f]:
-			if y := majority(years[f]); y != 0 && !strings.Contains(path.Base(f.dir), strconv.Itoa(y)) {
+			if y := majority(years[f]); len(years[f]) > 0 && (y == 0 || !strings.Contains(path.Base(f.dir), strconv.Itoa(y))) {
 				t.note(Note{Kind: NoteIncomplete, Name: f.dir,
 					Reason: "no album metadata, and not named after the year of its photos: if it is an album, its metadata JSON is in a part not given, and its photos go to Uncategorized"})
 			}
