@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // maxJSON caps a metadata JSON quak reads: Google's are a few KiB (an
@@ -161,8 +162,9 @@ func isTrue(raw json.RawMessage) bool { return string(raw) == "true" }
 // cleanAlbumName keeps an album's title as Ente can show it.
 func cleanAlbumName(s string) string {
 	s = cleanTitle(s)
-	if len(s) > 256 {
-		s = s[:256]
+	for len(s) > 256 {
+		_, n := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-n]
 	}
 	return s
 }
