@@ -57,7 +57,8 @@ year folders hold it, with the date, place and caption its JSON records
 (for one without, the date in its Exif, its movie header or its name), in
 every album that held it; favourites go to Ente's Favorites, archived
 photos are archived, a live photo's image and video become one Ente live
-photo. What is in Google's trash, and what a partner shared (unless
+photo, and a photo of Google's Locked Folder goes into Ente's hidden album
+only. What is in Google's trash, and what a partner shared (unless
 --include-partner), is left out. Photos only in year folders go to Ente's
 Uncategorized.
 

@@ -95,7 +95,7 @@ func Import(ctx context.Context, o ImportOptions, albums []ImportAlbum, original
 	}
 	p := &plan{albums: map[int64]*sourceAlbum{}}
 	for _, a := range albums {
-		p.albums[a.ID] = &sourceAlbum{id: a.ID, name: a.Name, typ: a.Type}
+		p.albums[a.ID] = &sourceAlbum{id: a.ID, name: a.Name, typ: a.Type, visibility: a.Visibility}
 	}
 	r := &run{o: ro, plan: p, sum: &Summary{Files: len(originals)}, encrypt: ro.encrypt, tmp: tmp, j: j}
 	im := &importer{r: r, src: src, memory: o.Memory, budget: semaphore.NewWeighted(o.Memory), byOrig: map[*Original]*original{}}

@@ -47,13 +47,19 @@ type Part struct {
 }
 
 // ImportAlbum is an album of an import's source: its id (stable across
-// runs: the journal records what it became in the account), its name, and
-// Ente's type: "album", "favorites" or "uncategorized".
+// runs: the journal records what it became in the account), its name,
+// Ente's type: "album", "favorites" or "uncategorized", and its visibility:
+// 0, or 2 with the name HiddenAlbum for Ente's default hidden album.
 type ImportAlbum struct {
-	ID   int64
-	Name string
-	Type string
+	ID         int64
+	Name       string
+	Type       string
+	Visibility int
 }
+
+// HiddenAlbum is the name of Ente's default hidden album: an ImportAlbum
+// of that name and visibility 2 is it (made when the account has none).
+const HiddenAlbum = hiddenName
 
 // Source gives an import the bytes of its originals.
 type Source interface {

@@ -29,6 +29,8 @@ type item struct {
 const (
 	favoritesName     = "Favorites"
 	uncategorizedName = "Uncategorized"
+	// hiddenReport names Ente's hidden album in the report.
+	hiddenReport = "Hidden (from Google's Locked Folder)"
 )
 
 // group makes one original of each content, in the albums of every
@@ -152,7 +154,9 @@ func contains(ss []string, s string) bool {
 
 // albumsOf returns the albums an original goes into: the album of each
 // folder holding it that has an album JSON, the favourites when any of its
-// JSON says so, else (in year folders only) Ente's Uncategorized.
+// JSON says so, else (in year folders only) Ente's Uncategorized. A photo
+// of Google's Locked Folder goes into Ente's hidden album only: in any
+// other it would be shown.
 func (t *Takeout) albumsOf(it *item, albums map[int64]*restore.ImportAlbum, reports map[int64]*AlbumReport) []int64 {
 	var ids []int64
 	add := func(a restore.ImportAlbum, r *AlbumReport) {
@@ -167,6 +171,13 @@ func (t *Takeout) albumsOf(it *item, albums map[int64]*restore.ImportAlbum, repo
 			if r := reports[a.ID]; r != nil {
 				r.Files++
 			}
+		}
+	}
+	for _, p := range it.places {
+		if p.meta != nil && p.meta.locked {
+			add(restore.ImportAlbum{ID: albumID("hidden", ""), Name: restore.HiddenAlbum, Type: "album", Visibility: 2},
+				&AlbumReport{Name: hiddenReport})
+			return ids
 		}
 	}
 	favorite := false
@@ -213,8 +224,9 @@ func (t *Takeout) folderNotes(places []*placement) {
 	years := map[*folder]map[int]int{}
 	for _, pl := range places {
 		used[pl.f] = true
-		// Google's own folder of archived photos is named after no year.
-		if pl.meta != nil && pl.meta.hasTimestamp && !pl.meta.archived {
+		// Google's own folders of archived and locked photos are named
+		// after no year.
+		if pl.meta != nil && pl.meta.hasTimestamp && !pl.meta.archived && !pl.meta.locked {
 			if years[pl.f] == nil {
 				years[pl.f] = map[int]int{}
 			}

@@ -2,11 +2,17 @@ package takeout
 
 import (
 	"bytes"
+	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/restore"
 )
 
 func TestImportGivesTheAccountEveryPhotoOnceWithItsMetadata(t *testing.T) {
@@ -85,4 +91,57 @@ func TestImportStreamsALargeFileInParts(t *testing.T) {
 			assert.True(t, bytes.Equal(files[1].Data, f.data), "the video's bytes")
 		}
 	}
+}
+
+// A photo of Google's Locked Folder goes into Ente's hidden album only,
+// whatever albums and favourites also hold it; the report counts it there.
+func TestImportPutsLockedFolderPhotosInTheHiddenAlbumOnly(t *testing.T) {
+	locked := jpeg(40)
+	files := []tfile{
+		f(gp+"Photos from 2021/IMG_0040.jpg", locked),
+		f(gp+"Photos from 2021/IMG_0040.jpg.json", photoJSON("IMG_0040.jpg", t2021, map[string]any{"inLockedFolder": true, "favorited": true})),
+		f(gp+"Trip/IMG_0040.jpg", locked),
+		f(gp+"Trip/IMG_0040.jpg.json", photoJSON("IMG_0040.jpg", t2021, nil)),
+		f(gp+"Trip/IMG_0041.jpg", jpeg(41)),
+		f(gp+"Trip/IMG_0041.jpg.json", photoJSON("IMG_0041.jpg", t2021+60, map[string]any{"inLockedFolder": "yes"})),
+		f(gp+"Trip/metadata.json", albumJSON("Trip")),
+		f(gp+"Locked Folder/IMG_0042.jpg", jpeg(42)),
+		f(gp+"Locked Folder/IMG_0042.jpg.json", photoJSON("IMG_0042.jpg", t2021+120, map[string]any{"inLockedFolder": true})),
+	}
+	tk := openTakeout(t, writeParts(t, t.TempDir(), [][]tfile{files}, "zip"), Options{})
+	var names []string
+	for _, r := range tk.Report.Albums {
+		names = append(names, fmt.Sprintf("%s (%d)", r.Name, r.Files))
+	}
+	sort.Strings(names)
+	assert.Equal(t, []string{"Hidden (from Google's Locked Folder) (2)", "Trip (1)"}, names)
+	for _, n := range tk.Report.Notes {
+		assert.NotEqual(t, NoteIncomplete, n.Kind, "Google's folder of locked photos is no sign of a missing part: %v", n)
+	}
+
+	a := newAccount(t)
+	paths := writeParts(t, t.TempDir(), [][]tfile{files}, "zip")
+	sum := a.mustImport(paths)
+	assert.Equal(t, 3, sum.Uploaded)
+	got := map[string]string{}
+	for _, f := range a.files() {
+		got[f.meta.Title] = strings.Join(f.albums, ", ")
+	}
+	assert.Equal(t, map[string]string{"IMG_0040.jpg": ".hidden", "IMG_0041.jpg": "Trip", "IMG_0042.jpg": ".hidden"}, got,
+		"\"inLockedFolder\" is true or nothing")
+	cols, err := a.client().Collections(t.Context(), 0)
+	require.NoError(t, err)
+	hidden := 0
+	for i := range cols {
+		al, err := catalog.OpenAlbum(&cols[i], a.keys())
+		require.NoError(t, err)
+		if al.Name == restore.HiddenAlbum {
+			hidden++
+			assert.Equal(t, 2, al.Visibility)
+		}
+	}
+	assert.Equal(t, 1, hidden)
+	again := a.mustImport(paths)
+	assert.Equal(t, 0, again.Uploaded)
+	assert.Equal(t, 0, again.AlbumsCreated)
 }

@@ -25,6 +25,7 @@ type photoMeta struct {
 	favorite     bool
 	archived     bool
 	trashed      bool
+	locked       bool // in Google's Locked Folder
 	partner      bool // shared by a partner account
 	hasTimestamp bool
 }
@@ -61,6 +62,7 @@ type gJSON struct {
 	Favorited        json.RawMessage `json:"favorited"`
 	Archived         json.RawMessage `json:"archived"`
 	Trashed          json.RawMessage `json:"trashed"`
+	InLockedFolder   json.RawMessage `json:"inLockedFolder"`
 	Date             json.RawMessage `json:"date"`
 	Access           json.RawMessage `json:"access"`
 	AlbumData        *gJSON          `json:"albumData"`
@@ -92,7 +94,8 @@ func parseMeta(b []byte) (*photoMeta, *albumMeta, error) {
 }
 
 func (g *gJSON) photo() *photoMeta {
-	m := &photoMeta{favorite: isTrue(g.Favorited), archived: isTrue(g.Archived), trashed: isTrue(g.Trashed)}
+	m := &photoMeta{favorite: isTrue(g.Favorited), archived: isTrue(g.Archived), trashed: isTrue(g.Trashed),
+		locked: isTrue(g.InLockedFolder)}
 	if g.Title != nil {
 		m.title = cleanTitle(*g.Title)
 	}
