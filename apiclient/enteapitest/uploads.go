@@ -262,14 +262,6 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *http.Request, key stri
 		storeErr(w, 400, "InvalidRequest", "You must specify at least one part")
 		return
 	}
-	numbers := make([]int, len(in.Parts))
-	for i, p := range in.Parts {
-		numbers[i] = p.Number
-	}
-	if partsTooSmall(mp, numbers) {
-		storeErr(w, 400, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed object size.")
-		return
-	}
 	var data, sums []byte
 	for i, p := range in.Parts {
 		part, ok := mp.got[p.Number]
@@ -284,6 +276,15 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *http.Request, key stri
 		}
 		data = append(data, part...)
 		sums = append(sums, sum[:]...)
+	}
+	// As the store: the list's order and its parts first, then their sizes.
+	numbers := make([]int, len(in.Parts))
+	for i, p := range in.Parts {
+		numbers[i] = p.Number
+	}
+	if partsTooSmall(mp, numbers) {
+		storeErr(w, 400, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed object size.")
+		return
 	}
 	all := md5.Sum(sums)
 	etag := fmt.Sprintf("%s-%d", hex.EncodeToString(all[:]), len(in.Parts))
