@@ -67,7 +67,7 @@ func Replay(key, header []byte, cp Checkpoint) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if cp.Chunks < 1 || cp.Chunks >= 1<<31 {
+	if cp.Chunks < 1 || int64(cp.Chunks) >= 1<<31 {
 		return Checkpoint{}, errors.New("secretstream: a checkpoint must follow at least one chunk")
 	}
 	for i := 0; i < 8; i++ {
