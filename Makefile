@@ -1,5 +1,5 @@
 # Every target is a one-line call to script/, the real entry points.
-.PHONY: test check fmt lint bench fuzz build demo soak man
+.PHONY: test check fmt lint bench fuzz build demo soak man release image
 
 test: ; script/test
 check: ; script/check
@@ -11,3 +11,5 @@ build: ; script/build
 demo: ; script/demo
 soak: ; script/soak
 man: ; script/man
+release: ; script/release
+image: ; script/image

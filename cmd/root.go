@@ -162,7 +162,7 @@ Every command takes -q (print nothing on success), -v (every retry and every
 file's decision) and --log-file PATH.
 
 ` + everyExitCode() + "\n\n" + allOrderText(),
-		Version:       quakVersion(),
+		Version:       versionLine(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args: func(c *cobra.Command, args []string) error {

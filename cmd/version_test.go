@@ -28,3 +28,32 @@ func TestVersionFrom(t *testing.T) {
 		}
 	}
 }
+
+func TestCommitFrom(t *testing.T) {
+	vcs := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}
+	for _, c := range []struct {
+		name, stamped string
+		bi            *debug.BuildInfo
+		ok            bool
+		want          string
+	}{
+		{"stamped wins", "fedcba", vcs, true, "fedcba"},
+		{"clone build, whole and dirty", "", vcs, true, "0123456789abcdef0123-dirty"},
+		{"module build has none", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.4.0"}}, true, ""},
+		{"no build info", "", nil, false, ""},
+	} {
+		if got := commitFrom(c.stamped, c.bi, c.ok); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestVersionLine(t *testing.T) {
+	if got, want := versionLineFrom("v1.0.0", "abc123", "go1.26.0", "linux/arm"), "v1.0.0 (commit abc123, go1.26.0 linux/arm)"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if got, want := versionLineFrom("v1.0.0", "", "go1.26.0", "linux/arm"), "v1.0.0 (go1.26.0 linux/arm)"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
