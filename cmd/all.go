@@ -185,13 +185,19 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	if err != nil {
 		return err
 	}
+	nt, err := allNotifier(d, o)
+	if err != nil {
+		return err
+	}
 	ping.start(ctx)
+	nt.begin(ctx, outcome{Event: eventStart, Code: -1, Summary: "started", Message: "started", All: true})
 	start := time.Now()
 	total := &backup.Summary{}
 	sums := map[string]*backup.Summary{}
 	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f account.Folder) error {
 		fo := *o
 		fo.healthURL, fo.healthFile = "", ""
+		fo.notify = notifyFlags{}
 		fo.multi = multiFlags{done: func(s *backup.Summary, _ int) {
 			if s != nil && s.Started {
 				sums[f.Dir] = s
@@ -223,7 +229,12 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 		newJSONLines(d).write("total", f)
 	}
 	// The ping's body says how the whole run ended first, then each folder.
-	ping.finish(ctx, code, strings.Join(append([]string{totalLine}, lines[:len(lines)-1]...), "\n"))
+	body := strings.Join(append([]string{totalLine}, lines[:len(lines)-1]...), "\n")
+	oc := allOutcome(runs, total, code, err, totalLine, body)
+	var wg sync.WaitGroup
+	wg.Go(func() { ping.finish(ctx, code, body) })
+	wg.Go(func() { nt.end(ctx, oc) })
+	wg.Wait()
 	return err
 }
 

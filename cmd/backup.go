@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,6 +44,7 @@ type backupOpts struct {
 	fs          *pflag.FlagSet // which flags were given
 	multi       multiFlags
 	link        linkFlags
+	notify      notifyFlags
 }
 
 // filterFlags are backup's choices of what to download.
@@ -126,6 +129,14 @@ turned downloads off is refused (exit 7); a password is asked once (or read
 from --password-file); at most 4 files download at once unless
 --concurrency says more. See docs/links.md.
 
+--notify-command CMD (or $QUAK_NOTIFY_COMMAND) runs CMD in the shell after
+every run, refused ones too (and as it starts, with --notify-start), with
+how it ended in QUAK_EVENT, QUAK_EXIT_CODE, QUAK_SUMMARY, QUAK_NEW,
+QUAK_FAILED, ... (docs/scripting.md); --notify-url URL (better
+$QUAK_NOTIFY_URL or --notify-url-file) posts the same as JSON. Each is
+stopped after 30 seconds; a notification that fails is reported and never
+changes how the run ends.
+
 `
 
 func newBackupCmd(d deps) *cobra.Command {
@@ -187,6 +198,7 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	if err != nil {
 		return err
 	}
+	out.who = rs.who
 	redo, err := verifyFirst(ctx, d, o, dir, out.pr)
 	if err != nil {
 		return err
@@ -236,6 +248,7 @@ func (o *backupOpts) register(f *pflag.FlagSet) {
 	o.net.register(f)
 	o.multi.register(f, "back up")
 	o.link.register(f)
+	o.notify.register(f)
 }
 
 // askedStreams is --streams as given, or 0 when it was not: the number of
@@ -271,11 +284,15 @@ func (o *backupOpts) check() error {
 }
 
 // runOutput is where a backup run speaks: the printer (and JSON lines),
-// the log file and the health-check pings.
+// the log file, the health-check pings and the notifications.
 type runOutput struct {
-	pr   *printer
-	lf   *logFile
-	ping *pinger
+	pr     *printer
+	lf     *logFile
+	ping   *pinger
+	notify *notifier
+	// who is the run's account once known (nil before, or for a run
+	// refused before it was known).
+	who *account.Account
 }
 
 // startOutput opens the run's outputs and pings its start.
@@ -298,12 +315,37 @@ func startOutput(ctx context.Context, d deps, o *backupOpts, dir string) (*runOu
 	if err == nil {
 		ping, err = newPinger(d, url, pr.warn)
 	}
+	var nt *notifier
+	if err == nil && !o.dryRun && o.multi.done == nil { // an --all run notifies once, for every folder
+		nt, err = newNotifier(d, &o.notify, pr.warn)
+	}
 	if err != nil {
 		_ = lf.close()
 		return nil, err
 	}
 	ping.start(ctx)
-	return &runOutput{pr: pr, lf: lf, ping: ping}, nil
+	out := &runOutput{pr: pr, lf: lf, ping: ping, notify: nt}
+	nt.begin(ctx, startOutcome(dir, out.email(d, o, dir)))
+	return out, nil
+}
+
+// email is the run's account as far as it is known: the session's once
+// read, else --account, else the account DIR is recorded as.
+func (out *runOutput) email(d deps, o *backupOpts, dir string) string {
+	if out.who != nil {
+		return out.who.Email
+	}
+	if o.multi.account != "" {
+		return o.multi.account
+	}
+	if fs, _, err := loadFolders(d); err == nil {
+		if abs, err := filepath.Abs(dir); err == nil {
+			if f := fs.Get(abs); f != nil {
+				return f.Email
+			}
+		}
+	}
+	return ""
 }
 
 // finish ends every run, started or refused, with one summary and one
@@ -328,7 +370,17 @@ func (out *runOutput) finish(ctx context.Context, d deps, o *backupOpts, dir str
 			recordRefusal(d, dir, code, err)
 		}
 	}
-	out.ping.finish(ctx, code, line)
+	endpoint := ""
+	if out.who != nil {
+		endpoint = out.who.Endpoint
+	}
+	oc := endOutcome(sum, code, err, dir, out.email(d, o, dir), endpoint)
+	// Side by side: a stopped run's pings and notifications share one
+	// short wait.
+	var wg sync.WaitGroup
+	wg.Go(func() { out.ping.finish(ctx, code, line) })
+	wg.Go(func() { out.notify.end(ctx, oc) })
+	wg.Wait()
 	if o.multi.done != nil {
 		o.multi.done(sum, code)
 	}

@@ -65,6 +65,10 @@ type deps struct {
 	// terminated reports that SIGTERM, not Ctrl-C, stopped the run (nil:
 	// never), so its records say 143 as its exit does.
 	terminated func() bool
+	// notifyTimeout bounds each notification (0: notifyTimeout), and
+	// environ is the notify command's environment (nil: os.Environ).
+	notifyTimeout time.Duration
+	environ       func() []string
 }
 
 // stopped is code as the run ends it: an interrupted run that SIGTERM

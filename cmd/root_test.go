@@ -30,6 +30,8 @@ type env struct {
 	readPassword func() ([]byte, error)
 	// transport, when set, carries the API's requests.
 	transport http.RoundTripper
+	// tweak, when set, changes the deps a command runs with.
+	tweak func(*deps)
 }
 
 func newEnv(t *testing.T) *env {
@@ -38,6 +40,12 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) run(args ...string) (code int, stdout, stderr string) {
+	e.t.Helper()
+	return e.runCtx(context.Background(), args...)
+}
+
+// runCtx is run under ctx: cancelling it is Ctrl-C.
+func (e *env) runCtx(ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	e.t.Helper()
 	var out, errb bytes.Buffer
 	d := deps{
@@ -57,7 +65,10 @@ func (e *env) run(args ...string) (code int, stdout, stderr string) {
 		readPassword:     e.readPassword,
 		transport:        e.transport,
 	}
-	code = run(context.Background(), d, args)
+	if e.tweak != nil {
+		e.tweak(&d)
+	}
+	code = run(ctx, d, args)
 	return code, out.String(), errb.String()
 }
 
