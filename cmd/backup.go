@@ -45,6 +45,7 @@ type backupOpts struct {
 	multi       multiFlags
 	link        linkFlags
 	notify      notifyFlags
+	every       time.Duration
 }
 
 // filterFlags are backup's choices of what to download.
@@ -137,6 +138,15 @@ $QUAK_NOTIFY_URL or --notify-url-file) posts the same as JSON. Each is
 stopped after 30 seconds; a notification that fails is reported and never
 changes how the run ends.
 
+With --every DURATION (6h, 1d) quak keeps running, for a container or a
+service: it backs up at once, then again DURATION after each run started
+(plus up to a tenth of it, at most 5 minutes, at random), never two runs
+at once, until SIGTERM or Ctrl-C, which stop a run in progress as they
+would any run. Each run pings, records and notifies as a run of its own.
+A run that could not reach the server (75) is tried again after 1 minute,
+then 2, 4, ... (never later than DURATION); any other failure is reported
+and the loop goes on, so the health check and quak status see it.
+
 `
 
 func newBackupCmd(d deps) *cobra.Command {
@@ -157,10 +167,16 @@ func newBackupCmd(d deps) *cobra.Command {
 		Args: o.multi.args("backup"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.fs = c.Flags()
-			if o.multi.all {
-				return runBackupAll(c.Context(), d, o)
+			once := func(ctx context.Context, d deps) error {
+				if o.multi.all {
+					return runBackupAll(ctx, d, o)
+				}
+				return runBackup(ctx, d, o, args[0])
 			}
-			return runBackup(c.Context(), d, o, args[0])
+			if o.every > 0 {
+				return runEvery(c.Context(), c, d, o, once)
+			}
+			return once(c.Context(), d)
 		},
 	}
 	o.register(c.Flags())
@@ -249,6 +265,7 @@ func (o *backupOpts) register(f *pflag.FlagSet) {
 	o.multi.register(f, "back up")
 	o.link.register(f)
 	o.notify.register(f)
+	registerEvery(f, &o.every)
 }
 
 // askedStreams is --streams as given, or 0 when it was not: the number of
@@ -280,7 +297,7 @@ func (o *backupOpts) check() error {
 	if o.dryRun && (o.verify || o.init) {
 		return &usageError{fmt.Errorf("--dry-run writes nothing, so it cannot --verify (which records what it checked) or --init")}
 	}
-	return nil
+	return checkEvery(o)
 }
 
 // runOutput is where a backup run speaks: the printer (and JSON lines),

@@ -69,6 +69,11 @@ type deps struct {
 	// environ is the notify command's environment (nil: os.Environ).
 	notifyTimeout time.Duration
 	environ       func() []string
+	// pause waits between the runs of backup --every (nil: a timer raced
+	// against the context), and jitter draws from [0, 1) to spread them
+	// (nil: math/rand/v2).
+	pause  func(context.Context, time.Duration) error
+	jitter func() float64
 }
 
 // stopped is code as the run ends it: an interrupted run that SIGTERM
