@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
@@ -77,9 +78,17 @@ func main() {
 	bw := flag.Int64("bw", 0, "WAN mode: bytes a second per connection")
 	only := flag.String("only", "", "run only the libraries whose name contains this")
 	ways := flag.String("streams", "", "compare large files fetched these ways: --streams values, or \"found\" (unset), comma-separated")
+	cycles := flag.Int("cycles", 0, "instead: run quak backup --every for this many short runs, and print its RSS and open files along the way")
 	flag.StringVar(&concurrency, "concurrency", "4", "quak's --concurrency (0: found from the link)")
 	flag.Parse()
 	backupArgs = strings.Fields(*extra)
+	if *cycles > 0 {
+		if err := runCycles(*quak, *fake, *cycles); err != nil {
+			fmt.Fprintln(os.Stderr, "e2ebench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *ways != "" {
 		streams = strings.Split(*ways, ",")
 	}
@@ -376,4 +385,91 @@ func waitFor(path string) (string, error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return "", fmt.Errorf("the fake server did not start")
+}
+
+// cycleEvery is the --every of the cycles benchmark: short, so that 500
+// runs take a minute or two, and long enough that each measurement falls
+// between two runs.
+const cycleEvery = "100ms"
+
+// runCycles runs one quak backup --every against the fake server with a
+// small library, and after the 1st, ..., n-th run (when quak says when the
+// next one starts, with nothing in flight) reads its resident memory and
+// open files from /proc.
+func runCycles(quak, fake string, n int) error {
+	work, err := os.MkdirTemp("", "quak-e2ebench-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(work) }()
+	sc := scenario{files: 20, size: 4 << 10}
+	server, env, err := serve(quak, fake, work, sc)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		_ = server.Process.Signal(syscall.SIGTERM)
+		_ = server.Wait()
+	}()
+	dir := filepath.Join(work, "backup")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	cmd := exec.Command(quak, "backup", "--every", cycleEvery, dir)
+	cmd.Env = env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	fmt.Printf("quak backup --every %s, %d x %d KiB, no change after the first run:\n", cycleEvery, sc.files, sc.size>>10)
+	fmt.Printf("%8s %10s %10s %10s\n", "after", "RSS", "peak RSS", "open fds")
+	marks := map[int]bool{1: true, 10: true, 100: true, n / 2: true, n: true}
+	sc2 := bufio.NewScanner(stderr)
+	runs := 0
+	for runs < n && sc2.Scan() {
+		line := sc2.Text()
+		if !strings.HasPrefix(line, "quak: next run at ") {
+			if strings.HasPrefix(line, "quak: error:") {
+				return fmt.Errorf("run %d: %s", runs+1, line)
+			}
+			continue
+		}
+		runs++
+		if !marks[runs] {
+			continue
+		}
+		rss, peak := procStatus(cmd.Process.Pid, "VmRSS:"), procStatus(cmd.Process.Pid, "VmHWM:")
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%4d runs %7.1f MiB %6.1f MiB %10d\n", runs, float64(rss)/1024, float64(peak)/1024, len(fds))
+	}
+	if runs < n {
+		return fmt.Errorf("quak stopped after %d runs", runs)
+	}
+	return nil
+}
+
+// procStatus is a "NAME: N kB" field of /proc/PID/status, in KiB.
+func procStatus(pid int, name string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == name {
+			var kb int64
+			_, _ = fmt.Sscan(f[1], &kb)
+			return kb
+		}
+	}
+	return -1
 }
