@@ -272,6 +272,26 @@ func TestEveryAll(t *testing.T) {
 	requireFile(t, filepath.Join(f.dirs["bob"], "B", "b.jpg"), bobsFile.Plaintext())
 }
 
+// No run leaves a connection open into the wait for the next: the runs
+// share one transport, whose idle connections are closed after each.
+func TestEveryLeavesNoConnectionOpen(t *testing.T) {
+	_, u, proxy, e := loggedInBehindProxy(t)
+	dir := t.TempDir()
+	a := u.AddAlbum("Trip")
+	for i := range 8 {
+		a.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("%d.jpg", i), Size: 100, Seed: byte(i + 1)})
+	}
+	// The login's client keeps its connection idle until it times out.
+	before := proxy.live()
+	loop, ctx := newFakeLoop(e, 3)
+	loop.between = func(int) {
+		waitFor(t, "the run's connections to close", func() bool { return proxy.live() <= before })
+	}
+	code, out, errOut := e.runCtx(ctx, "backup", "--every", "1h", dir)
+	assert.Equal(t, exitInterrupt, code, out+errOut)
+	assert.Len(t, loop.waits, 3)
+}
+
 // What would fail every run the same way is refused before the first.
 func TestEveryRefusesBadFlagsBeforeLooping(t *testing.T) {
 	e, _, _, dir := loggedIn(t)

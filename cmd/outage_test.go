@@ -75,6 +75,17 @@ func (p *tcpProxy) serve(c net.Conn) {
 	go func() { _, _ = io.Copy(up, c); up.Close() }()
 	_, _ = io.Copy(c, up)
 	c.Close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	delete(p.conns, up)
+	p.mu.Unlock()
+}
+
+// live is how many connections through the proxy are open.
+func (p *tcpProxy) live() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns) / 2
 }
 
 // stop closes the listener and every connection through it.
