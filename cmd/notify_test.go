@@ -1,3 +1,5 @@
+//go:build unix
+
 package cmd
 
 import (
@@ -63,7 +65,10 @@ func (b *inbox) got() []map[string]any {
 // back.
 type envLog string
 
-func newEnvLog(t *testing.T) envLog { return envLog(filepath.Join(t.TempDir(), "env.log")) }
+func newEnvLog(t *testing.T) envLog {
+	t.Helper()
+	return envLog(filepath.Join(t.TempDir(), "env.log"))
+}
 
 func (l envLog) command() string {
 	return "env -0 >> '" + string(l) + "'; printf -- '--\\0' >> '" + string(l) + "'"
@@ -390,33 +395,4 @@ func TestNotifyAllOnce(t *testing.T) {
 	require.Len(t, folders, 2)
 	assert.Equal(t, map[string]any{"account": "alice@example.org", "folder": f.dirs["alice"], "exitCode": 0.0, "error": nil}, folders[0])
 	assert.EqualValues(t, 5, folders[1].(map[string]any)["exitCode"])
-}
-
-func TestOutcomeTexts(t *testing.T) {
-	for _, c := range []struct {
-		oc    outcome
-		title string
-		typ   string
-	}{
-		{outcome{Event: eventStart, Code: -1, Folder: "/b", Host: "nas"}, "quak on nas: backup of /b started", "info"},
-		{outcome{Event: eventSuccess, Outcome: "ok", Folder: "/b", Host: "nas"}, "quak on nas: backup of /b ok", "success"},
-		{outcome{Event: eventFailure, Outcome: "partial", Code: 2, Folder: "/b"}, "quak on this machine: backup of /b PARTIAL (exit code 2)", "warning"},
-		{outcome{Event: eventFailure, Outcome: "failed", Code: 75, Folder: "/b", Host: "h"}, "quak on h: backup of /b FAILED (exit code 75)", "failure"},
-		{outcome{Event: eventFailure, Outcome: "interrupted", Code: 143, Folder: "/b", Host: "h"}, "quak on h: backup of /b INTERRUPTED (exit code 143)", "failure"},
-		{outcome{Event: eventSuccess, Outcome: "ok", All: true, Folders: make([]folderOutcome, 1), Host: "h"}, "quak on h: backup of 1 folder ok", "success"},
-	} {
-		assert.Equal(t, c.title, c.oc.title())
-		assert.Equal(t, c.typ, appriseType(c.oc), c.title)
-	}
-	assert.Equal(t, "a; b c", oneLine("a\nb   c\n"))
-}
-
-func TestTailBufferKeepsTheEnd(t *testing.T) {
-	b := &tailBuffer{max: 8}
-	_, _ = b.Write([]byte("0123456789\nlast"))
-	assert.Equal(t, ": last", b.lastLine())
-	assert.Equal(t, "789\nlast", string(b.b))
-	assert.Equal(t, "", (&tailBuffer{max: 8}).lastLine())
-	_, _ = b.Write([]byte("\n  \n"))
-	assert.Equal(t, ": last", b.lastLine(), "trailing blank lines are not the last line")
 }
