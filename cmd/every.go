@@ -35,12 +35,10 @@ func registerEvery(f *pflag.FlagSet, p *time.Duration) {
 		"a failed run does not end it")
 }
 
-// checkEvery refuses an --every that cannot loop.
+// checkEvery refuses an --every that cannot loop (a negative one is
+// refused by the flag itself).
 func checkEvery(o *backupOpts) error {
-	switch {
-	case o.every < 0:
-		return &usageError{fmt.Errorf("--every must be a positive duration")}
-	case o.every > 0 && o.dryRun:
+	if o.every > 0 && o.dryRun {
 		return &usageError{fmt.Errorf("--every runs backups again and again, and --dry-run writes nothing: leave one out")}
 	}
 	return nil

@@ -3,6 +3,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -395,4 +396,28 @@ func TestNotifyAllOnce(t *testing.T) {
 	require.Len(t, folders, 2)
 	assert.Equal(t, map[string]any{"account": "alice@example.org", "folder": f.dirs["alice"], "exitCode": 0.0, "error": nil}, folders[0])
 	assert.EqualValues(t, 5, folders[1].(map[string]any)["exitCode"])
+}
+
+// A run stopped by Ctrl-C still notifies, as interrupted, within the
+// shorter time a stop allows.
+func TestNotifyInterruptedRun(t *testing.T) {
+	e, s, u, dir := loggedIn(t)
+	big := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 7})
+	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, big.ID))
+	var box inbox
+	srv := box.server(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-s.Stalled
+		cancel()
+	}()
+	code, _, errOut := e.runCtx(ctx, "backup", "--notify-url", srv.URL, dir)
+	require.Equal(t, exitInterrupt, code, errOut)
+	posts := box.got()
+	require.Len(t, posts, 1, errOut)
+	assert.Equal(t, "failure", posts[0]["event"])
+	assert.Equal(t, "interrupted", posts[0]["outcome"])
+	assert.EqualValues(t, exitInterrupt, posts[0]["exitCode"])
+	assert.Equal(t, "interrupted", posts[0]["error"])
 }
