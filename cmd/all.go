@@ -190,7 +190,9 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 		return err
 	}
 	ping.start(ctx)
-	nt.begin(ctx, outcome{Event: eventStart, Code: -1, Summary: "started", Message: "started", All: true})
+	begun := startOutcome("", "")
+	begun.All = true
+	nt.begin(ctx, begun)
 	start := time.Now()
 	total := &backup.Summary{}
 	sums := map[string]*backup.Summary{}

@@ -382,6 +382,8 @@ func TestNotifyAllOnce(t *testing.T) {
 	require.Len(t, recs, 2)
 	assert.Equal(t, "start", recs[0]["QUAK_EVENT"])
 	assert.Contains(t, recs[0]["QUAK_TITLE"], "backup of every folder started")
+	assert.Equal(t, "", recs[0]["QUAK_EXIT_CODE"])
+	assert.Equal(t, "", recs[0]["QUAK_FOLDERS"])
 	end := recs[1]
 	assert.Equal(t, "failure", end["QUAK_EVENT"])
 	assert.Equal(t, "5", end["QUAK_EXIT_CODE"])
@@ -392,6 +394,8 @@ func TestNotifyAllOnce(t *testing.T) {
 	assert.Contains(t, end["QUAK_TITLE"], "backup of 2 folders FAILED (exit code 5)")
 	posts := box.got()
 	require.Len(t, posts, 2)
+	assert.Nil(t, posts[0]["exitCode"])
+	assert.NotContains(t, posts[0], "folders")
 	folders := posts[1]["folders"].([]any)
 	require.Len(t, folders, 2)
 	assert.Equal(t, map[string]any{"account": "alice@example.org", "folder": f.dirs["alice"], "exitCode": 0.0, "error": nil}, folders[0])
