@@ -402,8 +402,7 @@ func TestNotifyAllOnce(t *testing.T) {
 	assert.EqualValues(t, 5, folders[1].(map[string]any)["exitCode"])
 }
 
-// A run stopped by Ctrl-C still notifies, as interrupted, within the
-// shorter time a stop allows.
+// A run stopped by Ctrl-C still notifies, as interrupted.
 func TestNotifyInterruptedRun(t *testing.T) {
 	e, s, u, dir := loggedIn(t)
 	big := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 7})
@@ -424,4 +423,52 @@ func TestNotifyInterruptedRun(t *testing.T) {
 	assert.Equal(t, "interrupted", posts[0]["outcome"])
 	assert.EqualValues(t, exitInterrupt, posts[0]["exitCode"])
 	assert.Equal(t, "interrupted", posts[0]["error"])
+}
+
+// A notification of a run that ended has its whole time limit; one of a
+// run that was stopped, at most 3 seconds: quak is being stopped.
+func TestNotifyTimeLimits(t *testing.T) {
+	e, s, u, dir := loggedIn(t)
+	dead := &deadHealth{}
+	e.healthTransport = dead
+	e.tweak = func(d *deps) { d.notifyTimeout = time.Hour }
+	code, _, errOut := e.run("backup", "--notify-url", "https://notify.invalid/hook", dir)
+	require.Equal(t, exitOK, code, errOut)
+	require.NotEmpty(t, dead.deadlines)
+	for _, d := range dead.deadlines {
+		assert.Greater(t, d, 59*time.Minute, "a run that ended")
+	}
+
+	big := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 7})
+	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, big.ID))
+	dead.deadlines = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-s.Stalled
+		cancel()
+	}()
+	code, _, errOut = e.runCtx(ctx, "backup", "--notify-url", "https://notify.invalid/hook", dir)
+	require.Equal(t, exitInterrupt, code, errOut)
+	require.NotEmpty(t, dead.deadlines)
+	for _, d := range dead.deadlines {
+		assert.True(t, d > 0 && d <= notifyStopTimeout, "a stopped run's notification may take %s", d)
+	}
+	assert.Contains(t, errOut, "quak: notify URL (event failure) failed: ")
+}
+
+// Only a 2xx answer is a notification received.
+func TestNotifyURLAnswerBelow300(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	u.AddAlbum("Trip").AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10, Seed: 1})
+	box := inbox{status: http.StatusMultipleChoices}
+	srv := box.server(t)
+	code, _, errOut := e.run("backup", "--notify-url", srv.URL, dir)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, errOut, "failed: HTTP 300")
+	box2 := inbox{status: http.StatusNoContent}
+	srv2 := box2.server(t)
+	code, _, errOut = e.run("backup", "--notify-url", srv2.URL, dir)
+	require.Equal(t, exitOK, code)
+	assert.NotContains(t, errOut, "notify URL")
 }
