@@ -120,7 +120,7 @@ func checkLoop(d deps, o *backupOpts, now time.Time) error {
 	if _, err := o.filters.set(now); err != nil {
 		return err
 	}
-	url, err := healthURL(d, o)
+	url, err := healthURL(d, o.healthURL, o.healthFile)
 	if err == nil {
 		_, err = newPinger(d, url, nil)
 	}
