@@ -166,7 +166,7 @@ func TestEveryKeepsGoingOnLastingFailures(t *testing.T) {
 		codes = append(codes, r["QUAK_EVENT"]+" "+r["QUAK_EXIT_CODE"])
 	}
 	assert.Equal(t, []string{"success 0", "failure 3", "failure 5", "failure 5"}, codes)
-	assert.Equal(t, 1, strings.Count(errOut, "quak: hint: run `quak login`"), errOut)
+	assert.Equal(t, 1, strings.Count(errOut, "quak: hint: run `quak login --email alice@example.org"), errOut)
 	assert.Equal(t, 2, strings.Count(errOut, "does not exist"), errOut)
 	assert.Equal(t, 2, strings.Count(errOut, "quak: hint: is the disk mounted? `quak backup --init DIR`"), errOut)
 }
@@ -333,7 +333,7 @@ func TestEveryStopsOnSIGTERM(t *testing.T) {
 
 	big := a.AddFile(enteapitest.FileSpec{Title: "big.mov", Size: 48 << 20, Seed: 3})
 	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, big.ID))
-	code, errOut := signalWhenStalled(t, bin, e, s, syscall.SIGTERM, "backup", "--every", "1h", dir)
+	code, errOut := signalWhenStalled(t, bin, e, s, syscall.SIGTERM, "backup", "--streams", ranges, "--every", "1h", dir)
 	assert.Equal(t, exitTerminated, code, errOut)
 	assert.NotContains(t, errOut, "next run at", "no run after the stop")
 	last, err = folder.At(dir).LastRun()

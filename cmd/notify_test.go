@@ -415,7 +415,7 @@ func TestNotifyInterruptedRun(t *testing.T) {
 		<-s.Stalled
 		cancel()
 	}()
-	code, _, errOut := e.runCtx(ctx, "backup", "--notify-url", srv.URL, dir)
+	code, _, errOut := e.runCtx(ctx, "backup", "--streams", ranges, "--notify-url", srv.URL, dir)
 	require.Equal(t, exitInterrupt, code, errOut)
 	posts := box.got()
 	require.Len(t, posts, 1, errOut)
@@ -448,7 +448,7 @@ func TestNotifyTimeLimits(t *testing.T) {
 		<-s.Stalled
 		cancel()
 	}()
-	code, _, errOut = e.runCtx(ctx, "backup", "--notify-url", "https://notify.invalid/hook", dir)
+	code, _, errOut = e.runCtx(ctx, "backup", "--streams", ranges, "--notify-url", "https://notify.invalid/hook", dir)
 	require.Equal(t, exitInterrupt, code, errOut)
 	require.NotEmpty(t, dead.deadlines)
 	for _, d := range dead.deadlines {
