@@ -3,153 +3,54 @@
 // it streams, and only then given its final name; albums as folders, other
 // album entries as hard links, metadata edits applied without downloading,
 // and every step recorded so an interrupted run resumes.
+//
+// Run is a short pipeline over collaborators that each take what they use
+// (the state, the disk every change goes through, the names taken, the
+// tally that counts and tells, the function that commits) and none of
+// which holds another back: the lister walks the listing and hands each
+// page to the pager, which asks the placer (or, in a dry run, the
+// pretender), the updater and the adopter; the pruner moves what the
+// server deleted to the trash; package views keeps the sidecars and the
+// date view.
 package backup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download"
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/backup/views"
 	"github.com/quak-photos/quak/download/durable"
-	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/pace"
 	"github.com/quak-photos/quak/download/rate"
 	"github.com/quak-photos/quak/download/state"
-	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
 )
 
-// Options configure a run. The groups are embedded: o.Concurrency is
-// o.Transfer.Concurrency.
-type Options struct {
-	Dir string
-	Source
-	Transfer
-	Scope
-	Pruning
-	// Events, if set, hears of everything the run does. Calls come from
-	// several goroutines but never at the same time.
-	Events func(Event)
-	// Record, if set, is called when a started run ends, even with an
-	// error, while the folder is still locked. What it returns is the
-	// folder's record of the run, and also of its last success when
-	// succeeded is true.
-	Record func(s *Summary, err error) (rec *folder.RunRecord, succeeded bool)
-	// FileMode is given to saved files (default 0644); cmd passes 0666
-	// less the process umask, as any other program's files would get.
-	FileMode os.FileMode
-	// Started, if set, is called once the folder is locked and known to
-	// be Source's, before the run writes anything else; an error refuses
-	// the run. cmd keeps a public link's secrets in the folder then.
-	Started func() error
-	// Views are the sidecars and the date view kept for other photo tools.
-	// A change from the folder's remembered views is applied to the whole
-	// backup first, downloading nothing.
-	Views Views
-}
-
-// Source is what is backed up: an account (Client and Keys) or another
-// Library, and who it is, which the folder records and checks.
-type Source struct {
-	Client   *apiclient.Client // authenticated
-	Keys     catalog.Keys      // Keys.UserID names the source
-	Email    string
-	Endpoint string
-	// Library, when set, is read instead of Client's account.
-	Library Library
-	// Link, for a LinkLibrary, is the id of the link's album: the folder
-	// is then that link's backup, and no account's.
-	Link int64
-}
-
-// Transfer is how files are fetched.
-type Transfer struct {
-	Policy retry.Policy
-	// Concurrency fixes how many files download at once; 0 finds it from
-	// the link (package pace): from 4, growing while throughput rises and
-	// latency stays flat, halved on 429 or 503, at most MaxConcurrency
-	// (0: pace.DefaultMax).
-	Concurrency    int
-	MaxConcurrency int
-	// Streams is how many ranges of one large file download at once (0:
-	// found from the link, at most download.DefaultStreams, see
-	// pace.Ranges; 1: one stream), for files of more than StreamAbove
-	// ciphertext bytes (0: download.DefaultStreamAbove).
-	Streams     int
-	StreamAbove int64
-	// BandwidthLimit caps the bytes a second of all downloads together,
-	// by local time of day and week (zero: none).
-	BandwidthLimit rate.Schedule
-	// PaceClock is the clock the adaptive number of downloads is measured
-	// with (default time.Now).
-	PaceClock func() time.Time
-	// ResumeAbove: a download of more than this many bytes keeps a resume
-	// point in the state every ResumeAbove bytes, so a later run can take
-	// it up after a crash or a dead link (0: DefaultResumeAbove; < 0: never).
-	ResumeAbove int64
-}
-
-// Scope is what a run does and where.
-type Scope struct {
-	// Filter narrows what is downloaded (albums, types, dates); the zero
-	// value takes everything. Skipped files are remembered, so widening it
-	// later fetches them without listing the library again.
-	Filter filter.Set
-	// Init creates Dir when it is missing (quak backup --init); otherwise a
-	// missing Dir is refused, so a disk that did not mount never fills the
-	// root file system.
-	Init bool
-	// FreeSpace, if set, reports the bytes free on Dir's file system; the
-	// run then lists what changed first and refuses to start downloading
-	// when it needs more (plus SpaceMargin).
-	FreeSpace func(dir string) (int64, error)
-	// DryRun decides and reports everything a real run would, writing
-	// nothing in Dir: no file, no state change, no lock.
-	DryRun bool
-	// AllowNested lets a first backup go into a folder inside another
-	// backup or above one (refused otherwise: folder.NestedError).
-	AllowNested bool
-	// MetadataOnly refreshes every sidecar, album file, name and mtime from
-	// a full listing, downloading nothing and leaving cursors where they are.
-	MetadataOnly bool
-	// Redownload names saved files to download again before anything else
-	// (quak verify found them missing or changed).
-	Redownload []int64
-}
-
-// Pruning is what the run does with what the server deleted.
-type Pruning struct {
-	// Prune moves what the server deleted to DIR/.quak/trash/<date>/, at
-	// most MaxDelete album copies a run (0: DefaultMaxDelete).
-	Prune     bool
-	MaxDelete int
-	// Now is the clock for trash folders (default time.Now).
-	Now func() time.Time
-}
-
-// ErrLocked reports that another quak run holds the folder's lock.
-var ErrLocked = folder.ErrLocked
-
-// DirError reports a backup folder quak cannot use.
-type DirError = folder.DirError
-
-// run is one backup of the account into its folder: a pipeline of the
-// collaborators that do the work.
-type run struct {
-	*job
-	f       *folder.Folder
-	losses  *losses
-	lister  *lister
-	pruner  *pruner
-	resumes *resumer
-	record  func(error) error // the folder's record of the run (none in a dry run)
+// pipeline is one backup of the account into its folder: what every
+// step shares, and the collaborators that do the work.
+type pipeline struct {
+	o        *Options
+	f        *folder.Folder
+	st       *state.Store
+	disk     disk
+	dry      *dryDisk // the disk of a dry run; nil in a real one
+	tally    *tally
+	names    *names
+	albums   *albumSet
+	expected *expected
+	views    *views.Keeper
+	down     *outage
+	policy   retry.Policy // retries tell the tally
+	resumes  *resumer
+	// restoring are the saved files downloaded again because they went
+	// missing or changed on disk.
+	restoring map[int64]bool
+	recordRun func(error) error // the folder's record of the run (none in a dry run)
 }
 
 // Run backs up the account into o.Dir. The summary is returned even with an
@@ -176,66 +77,48 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return &Summary{}, err
 	}
 	defer release()
-	return newRun(f, &o, start).run(ctx, st)
+	return newPipeline(f, &o, start).run(ctx, st)
 }
 
-// defaults fills in what o leaves zero.
-func (o *Options) defaults() {
-	if o.FileMode == 0 {
-		o.FileMode = 0o644
-	}
-	if o.DryRun {
-		o.Init = false
-	}
-	o.Filter = o.Filter.ForAccount(o.Keys.UserID)
-	if o.MaxDelete <= 0 {
-		o.MaxDelete = DefaultMaxDelete
-	}
-	if o.ResumeAbove == 0 {
-		o.ResumeAbove = DefaultResumeAbove
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Library == nil && o.Client != nil {
-		o.Library = &AccountLibrary{Client: o.Client, Keys: o.Keys}
-	}
-}
-
-// newRun wires the collaborators of a run.
-func newRun(f *folder.Folder, o *Options, start time.Time) *run {
-	j := &job{o: o, dir: f.Dir, tmp: f.Temp(), tally: newTally(o.Events, start), down: &outage{}}
-	j.policy = eventPolicy(o.Policy, j.tally)
+// newPipeline is a run of o into f, with its disk and tally.
+func newPipeline(f *folder.Folder, o *Options, start time.Time) *pipeline {
+	r := &pipeline{o: o, f: f, tally: newTally(o.Events, start), down: &outage{}, expected: &expected{}, restoring: map[int64]bool{}}
+	r.policy = eventPolicy(o.Policy, r.tally)
 	if o.Library != nil {
-		j.down.answers = func(ctx context.Context, rawURL string) bool {
+		r.down.answers = func(ctx context.Context, rawURL string) bool {
 			ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			defer cancel()
 			return o.Library.Answers(ctx, rawURL)
 		}
 	}
-	r := &run{job: j, f: f, losses: &losses{j}, pruner: &pruner{job: j, seen: newListing(), trash: f.Trash()}}
-	j.views = &viewer{job: j, f: f, dates: &dateView{j}}
-	j.placer = &placer{job: j, expected: map[int64]string{}, restoring: map[int64]bool{}, adopt: map[int64]map[int64][]string{}}
-	r.lister = &lister{job: j, placer: j.placer, updater: &updater{job: j, placer: j.placer}, seen: r.pruner.seen}
 	if o.DryRun {
-		dry := newDryDisk()
-		j.disk, j.placer.save = dry, j.placer.pretender(dry)
-		r.record = func(error) error { return nil }
+		r.dry = newDryDisk()
+		r.disk, r.recordRun = r.dry, func(error) error { return nil }
 	} else {
-		j.disk, j.placer.save = newRealDisk(f), j.placer.download
-		r.record = r.recordRun
+		r.disk, r.recordRun = newRealDisk(f), r.writeRun
 	}
 	return r
+}
+
+// open gives the run its state, and what reads it: the names taken, the
+// albums, the views.
+func (r *pipeline) open(st *state.Store) {
+	o := r.o
+	r.st, r.names = st, newNames(st)
+	r.albums = &albumSet{root: r.f.Dir, st: st, disk: r.disk}
+	r.views = views.NewKeeper(views.Config{Dir: r.f.Dir, DirName: o.Dir, Options: o.Views, UserID: o.Keys.UserID, Store: st, Disk: r.disk,
+		Albums: r.albums.all, PartsExist: r.albums.partsExist, Taken: r.names.taken, Record: r.record,
+		DiskError: func(err error) error { return diskError(o.Dir, err) }, Tell: r.tell, Now: o.Now})
 }
 
 // run is the pipeline: check the account and the date view's folder (a
 // refusal is a run that never started), sweep what killed runs left, bring
 // the views in line, find what went missing on disk, then list and
 // download, prune, and count.
-func (r *run) run(ctx context.Context, st *state.Store) (_ *Summary, err error) {
+func (r *pipeline) run(ctx context.Context, st *state.Store) (_ *Summary, err error) {
 	defer func() {
 		r.tally.count(func(s *Summary) { s.Duration = time.Since(s.Start) })
-		if rerr := r.record(err); rerr != nil && err == nil {
+		if rerr := r.recordRun(err); rerr != nil && err == nil {
 			err = rerr
 		}
 	}()
@@ -245,11 +128,11 @@ func (r *run) run(ctx context.Context, st *state.Store) (_ *Summary, err error) 
 		}
 		defer func() { _ = st.Close() }()
 	}
-	r.st, r.names = st, newNames(st)
+	r.open(st)
 	if err := r.checkAccount(ctx); err != nil {
 		return r.tally.summary(), err // refused: nothing written, nothing recorded but the refusal
 	}
-	if err := r.views.dates.check(); err != nil {
+	if err := r.views.Check(); err != nil {
 		return r.tally.summary(), err // refused as well
 	}
 	r.tally.count(func(s *Summary) { s.Started = true })
@@ -258,12 +141,10 @@ func (r *run) run(ctx context.Context, st *state.Store) (_ *Summary, err error) 
 			return r.tally.summary(), err
 		}
 	}
-	r.placer.fetcher = r.fetcher()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	err = stopCause(ctx, r.lister.sync(ctx, cancel))
+	seen := newListing()
+	err = r.lister(seen).sync(ctx)
 	if err == nil && r.o.Prune {
-		err = r.pruner.prune(ctx)
+		err = r.pruner(seen).prune(ctx)
 	}
 	if err == nil {
 		r.resumes.dropStale(r.tally.wasTouched)
@@ -272,64 +153,140 @@ func (r *run) run(ctx context.Context, st *state.Store) (_ *Summary, err error) 
 	return r.tally.summary(), err
 }
 
-// stopCause is the error a run stops with: the cause that cancelled it
-// when that is a dead session or an unreachable server, else err.
-func stopCause(ctx context.Context, err error) error {
-	var ue *UnreachableError
-	if cause := context.Cause(ctx); errors.Is(cause, errs.ErrNotLoggedIn) || errors.As(cause, &ue) {
-		return cause
+// commit brings the views of files in line with their records, then
+// records them: what every collaborator commits through.
+func (r *pipeline) commit(files []*state.File, c *state.Collection) error {
+	r.expected.forget(files)
+	if err := r.views.Apply(files, c); err != nil {
+		return err
 	}
-	return err
+	return r.record(files, c)
+}
+
+// record syncs the folders written since the last commit, then records
+// files and the album in one transaction: the state never points at a
+// name that a crash could still take back.
+func (r *pipeline) record(files []*state.File, c *state.Collection) error {
+	if err := r.disk.Sync(); err != nil {
+		return err
+	}
+	return r.st.Commit(files, c)
+}
+
+// tell turns what the views tell into the run's events.
+func (r *pipeline) tell(n views.Note) {
+	if n.Moved {
+		r.tally.emit(Event{Kind: AlbumRenamed, Album: n.Album, CollectionID: n.CollectionID, Path: n.Path})
+		return
+	}
+	r.tally.emit(Event{Kind: FileWarning, Album: n.Album, Title: n.Title, FileID: n.FileID, CollectionID: n.CollectionID,
+		Path: n.Path, Err: n.Err})
 }
 
 // sweep loads where earlier runs left large downloads, and empties the
 // temp area of everything else killed runs left.
-func (r *run) sweep(context.Context) error {
+func (r *pipeline) sweep(context.Context) error {
+	tmp := r.f.Temp()
 	if r.o.DryRun { // a dry run takes up and removes nothing
-		r.resumes = &resumer{st: r.st, tmp: r.tmp, points: map[int64]*download.ResumePoint{}}
-		r.placer.resumes = r.resumes
+		r.resumes = &resumer{st: r.st, tmp: tmp, points: map[int64]*download.ResumePoint{}}
 		return nil
 	}
 	var err error
-	if r.resumes, err = loadResumer(r.st, r.tmp); err != nil {
+	if r.resumes, err = loadResumer(r.st, tmp); err != nil {
 		return err
 	}
-	r.placer.resumes = r.resumes
-	n, err := download.RemoveLeftovers(r.tmp, r.resumes.temps())
+	n, err := download.RemoveLeftovers(tmp, r.resumes.temps())
 	if err != nil {
 		return err
 	}
 	if n > 0 {
-		r.emit(Event{Kind: LeftoversRemoved, Files: n})
+		r.tally.emit(Event{Kind: LeftoversRemoved, Files: n})
 	}
 	return nil
 }
 
-func (r *run) prepareViews(context.Context) error { return r.views.prepare() }
+// prepareViews applies a change of views to the whole backup, downloading
+// nothing.
+func (r *pipeline) prepareViews(context.Context) error {
+	prev, err := r.f.ReadViewOptions()
+	if err != nil {
+		return err
+	}
+	if err := r.albums.load(); err != nil {
+		return err
+	}
+	n, err := r.views.Prepare(prev, r.o.MetadataOnly)
+	if n > 0 {
+		r.tally.emit(Event{Kind: ViewsChanged, Files: n})
+	}
+	return err
+}
 
 // findLosses has the saved files missing or changed on disk (and those
 // verify named) downloaded again, before anything is listed.
-func (r *run) findLosses(ctx context.Context) error {
-	redo := r.o.Redownload
-	if !r.o.MetadataOnly {
-		gone, err := r.losses.missingLocally()
+func (r *pipeline) findLosses(ctx context.Context) error {
+	o := r.o
+	l := &losses{root: r.f.Dir, st: r.st, lib: o.Library, policy: o.Policy, filter: o.Filter, down: r.down, tally: r.tally}
+	redo := o.Redownload
+	if !o.MetadataOnly {
+		gone, err := l.missingLocally()
 		if err != nil {
 			return err
 		}
 		redo = append(append([]int64{}, redo...), gone...)
 	}
 	for _, id := range redo {
-		r.placer.restoring[id] = true
+		r.restoring[id] = true
 	}
-	return r.losses.markForRedownload(ctx, redo)
+	return l.markForRedownload(ctx, redo)
+}
+
+// lister wires the collaborators of the listing, which note what it
+// showed in seen.
+func (r *pipeline) lister(seen *listing) *lister {
+	o := r.o
+	names := &partNames{root: r.f.Dir, names: r.names, disk: r.disk, views: r.views, expected: r.expected}
+	adopt := &adopter{root: r.f.Dir, albums: r.albums, names: r.names, views: r.views, tally: r.tally}
+	relink := &relinker{st: r.st, shown: o.Dir, albums: r.albums, disk: r.disk, views: r.views, tally: r.tally, commit: r.commit}
+	update := &updater{albums: r.albums, names: r.names, parts: names, disk: r.disk, views: r.views, tally: r.tally,
+		untrash: &untrasher{root: r.f.Dir, albums: r.albums, parts: names, disk: r.disk, views: r.views, tally: r.tally}}
+	pages := &pager{st: r.st, shown: o.Dir, filter: o.Filter, metadataOnly: o.MetadataOnly, seen: seen, names: names,
+		expected: r.expected, adopt: adopt, update: update, tally: r.tally,
+		refresh: &refresher{update: update, albums: r.albums, disk: r.disk, views: r.views, tally: r.tally}}
+	fetcher := r.fetcher()
+	pages.workers = fetcher.Pace.Max()
+	if r.dry != nil {
+		pages.save = (&pretender{disk: r.dry, albums: r.albums, names: names, adopt: adopt, tally: r.tally}).pretend
+	} else {
+		pages.save = (&placer{fetcher: fetcher, tmp: r.f.Temp(), mode: o.FileMode, shown: o.Dir, albums: r.albums, names: names,
+			disk: r.disk, views: r.views, relink: relink, adopt: adopt, resumes: r.resumes, down: r.down, tally: r.tally,
+			restoring: r.restoring}).download
+	}
+	l := &lister{st: r.st, lib: o.Library, policy: r.policy, shown: o.Dir, filter: o.Filter, metadataOnly: o.MetadataOnly,
+		albums: r.albums, relink: relink, pages: pages, views: r.views, seen: seen, down: r.down, tally: r.tally, commit: r.commit,
+		record: &albumRecorder{root: r.f.Dir, albums: r.albums, names: r.names, adopt: adopt, views: r.views, disk: r.disk,
+			tally: r.tally, commit: r.commit},
+		retries: &retrier{st: r.st, filter: o.Filter, albums: r.albums, pages: pages, commit: r.commit}}
+	if o.FreeSpace != nil {
+		l.space = &spaceCheck{st: r.st, lib: o.Library, policy: r.policy, root: r.f.Dir, shown: o.Dir, tmp: r.f.Temp(),
+			filter: o.Filter, albums: r.albums, down: r.down, freeSpace: o.FreeSpace}
+	}
+	return l
+}
+
+// pruner wires the prune of what the listing (seen) showed deleted.
+func (r *pipeline) pruner(seen *listing) *pruner {
+	o := r.o
+	return &pruner{root: r.f.Dir, trash: r.f.Trash(), st: r.st, lib: o.Library, policy: r.policy, filter: o.Filter,
+		maxDelete: o.MaxDelete, now: o.Now, seen: seen, views: r.views, disk: r.disk, down: r.down, tally: r.tally, commit: r.commit}
 }
 
 // fetcher is the run's downloader: its retries, pace, ranges, bandwidth
 // limit and resume points.
-func (r *run) fetcher() *download.Fetcher {
+func (r *pipeline) fetcher() *download.Fetcher {
 	o := r.o
 	f := &download.Fetcher{Client: o.Library, Policy: r.policy, TempFile: openTemp, OnBytes: func(n int64) {
-		r.emit(Event{Kind: Progress, Bytes: n})
+		r.tally.emit(Event{Kind: Progress, Bytes: n})
 	}, Pace: paceOf(o), Streams: o.Streams, StreamAbove: o.StreamAbove}
 	if o.BandwidthLimit.Limits() {
 		f.Rate = rate.NewScheduled(o.BandwidthLimit, nil, nil)
@@ -355,9 +312,9 @@ func paceOf(o *Options) *pace.Limiter {
 // full disk.
 var openTemp = func(dir string) (*os.File, error) { return os.CreateTemp(dir, durable.TempPrefix+"*") }
 
-// recordRun writes the folder's record of a run that started from
+// writeRun writes the folder's record of a run that started from
 // o.Record.
-func (r *run) recordRun(runErr error) error {
+func (r *pipeline) writeRun(runErr error) error {
 	if r.o.Record == nil || !r.tally.summary().Started {
 		return nil
 	}
@@ -378,8 +335,8 @@ func eventPolicy(p retry.Policy, t *tally) retry.Policy {
 }
 
 // checkAccount refuses a folder that backs up another account, or the same
-// user id on another server.
-func (r *run) checkAccount(context.Context) error {
+// user id on another server, or another link's album.
+func (r *pipeline) checkAccount(context.Context) error {
 	a, err := r.st.Account()
 	if err != nil {
 		return err
@@ -400,4 +357,18 @@ func (r *run) checkAccount(context.Context) error {
 		return r.o.Started()
 	}
 	return nil
+}
+
+// checkLink refuses a folder that follows another link's album than this
+// run's, a link's folder to an account, and an account's to a link.
+func (r *pipeline) checkLink(a *state.Account) error {
+	switch {
+	case a == nil || a.Link == r.o.Link:
+		return nil
+	case a.Link != 0 && r.o.Link != 0:
+		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of a public link to another album (album %d)", a.Link)}
+	case a.Link != 0:
+		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of a public link (album %d), not of an account", a.Link)}
+	}
+	return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of an account (%s), not of a public link", a.Email)}
 }

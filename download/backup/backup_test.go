@@ -208,7 +208,7 @@ func TestEveryTypeAndSizeIsSavedByteExact(t *testing.T) {
 	assert.Equal(t, []byte("the still"), e.read("Everything/IMG_7.heic"))
 	assert.Equal(t, []byte("the motion"), e.read("Everything/IMG_7.mov"))
 
-	var sc sidecar
+	var sc sidecarFile
 	require.NoError(t, json.Unmarshal(e.read("Everything/.meta/f1.jpg.json"), &sc))
 	assert.Equal(t, "f1.jpg", sc.Title)
 	assert.Equal(t, files[1].ID, sc.Info.ID)
@@ -322,7 +322,7 @@ func TestEditsApplyWithoutDownloading(t *testing.T) {
 	assert.Equal(t, 1, sum.Updated)
 	assert.Zero(t, sum.New)
 	assert.Equal(t, downloads, e.downloads())
-	var sc sidecar
+	var sc sidecarFile
 	require.NoError(t, json.Unmarshal(e.read("Trip/.meta/IMG.jpg.json"), &sc))
 	require.NotNil(t, sc.Description)
 	assert.Equal(t, "at the lake", *sc.Description)
@@ -482,4 +482,14 @@ func TestAPageAnnouncesWhatItDownloads(t *testing.T) {
 	x.Edit(func(s *enteapitest.FileSpec) { s.Title = "x2.jpg" })
 	e.mustRun()
 	assert.Empty(t, e.kinds(Planned), "a rename downloads nothing")
+}
+
+// sameFile reports whether a and b are one file (hard links to it).
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

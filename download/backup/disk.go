@@ -3,14 +3,17 @@ package backup
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/backup/views"
 	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
@@ -20,48 +23,22 @@ import (
 // disk is every change a run makes to the backup folder. A real run
 // writes (realDisk); a dry run only notes what would change, so that
 // later decisions see it as done (dryDisk). Nothing else in a run
-// writes, renames or removes anything under DIR.
+// writes, renames or removes anything under DIR. Its methods are the
+// views' (views.Disk: exists, make folders, write small files, link,
+// rename, remove, note changed folders, remove empty ones, remember the
+// views) and these.
 type disk interface {
-	// exists reports whether path exists, as it does after this run's
-	// changes; a symbolic link counts as there.
-	exists(path string) bool
-	// mkdirAll makes dir and its missing parents with mode.
-	mkdirAll(dir string, mode os.FileMode) error
-	// writeFile writes a small file (a sidecar) atomically, making its
-	// folder.
-	writeFile(path string, b []byte) error
-	// linkOrCopy makes dst the same file as src: a hard link, or a copy
-	// where the file system has none (copied says which).
-	linkOrCopy(src, dst string) (copied bool, err error)
-	rename(from, to string) error
-	remove(path string)
-	chtimes(path string, t time.Time) error
-	// changed notes folders whose entries changed by other means (a
-	// download renamed into them), for the next commit to sync.
-	changed(dirs ...string)
-	// removeDir removes dir if it is empty, and reports whether it did.
-	removeDir(dir string) bool
-	// toTrash moves from to to, or to a numbered name beside it, never
+	views.Disk
+	Chtimes(path string, t time.Time) error
+	// ToTrash moves from to to, or to a numbered name beside it, never
 	// replacing a file, and returns where it went ("" when nothing moved).
-	toTrash(from, to string) (string, error)
-	// holds reports whether the regular file at path hashes to one of the
+	ToTrash(from, to string) (string, error)
+	// Holds reports whether the regular file at path hashes to one of the
 	// hashes in want (an image:video pair counts either).
-	holds(path, want string) bool
-	// saveViews remembers the folder's views.
-	saveViews(v folder.ViewOptions) error
-	// sync fsyncs every folder changed since the last sync, before a
+	Holds(path, want string) bool
+	// Sync fsyncs every folder changed since the last sync, before a
 	// commit records what is in them.
-	sync() error
-}
-
-// removeIfExists removes a file of quak's making, if it is there.
-func removeIfExists(d disk, path string) bool {
-	if !d.exists(path) {
-		return false
-	}
-	d.remove(path)
-	d.changed(filepath.Dir(path))
-	return true
+	Sync() error
 }
 
 // realDisk writes to the backup folder, keeping track of the folders whose
@@ -79,19 +56,19 @@ func newRealDisk(f *folder.Folder) *realDisk {
 	return &realDisk{f: f, dirty: map[string]bool{}, plain: map[string]bool{}}
 }
 
-// LinkError reports a symbolic link where quak would write, link or set a
+// SymlinkError reports a symbolic link where quak would write, link or set a
 // time: it never follows one it did not make.
-type LinkError struct {
+type SymlinkError struct {
 	Path string // relative to DIR
 }
 
-func (e *LinkError) Error() string {
+func (e *SymlinkError) Error() string {
 	return fmt.Sprintf("%s is a symbolic link, which quak never follows", e.Path)
 }
 
-// Unwrap makes a LinkError one of layout.ErrOutside: it would lead out of
+// Unwrap makes a SymlinkError one of layout.ErrOutside: it would lead out of
 // the backup folder.
-func (e *LinkError) Unwrap() error { return layout.ErrOutside }
+func (e *SymlinkError) Unwrap() error { return layout.ErrOutside }
 
 // noLink checks that no folder on the way from DIR to path is a symbolic
 // link, nor path itself when self. A missing folder ends the check: quak
@@ -122,7 +99,7 @@ func (d *realDisk) noLink(path string, self bool) error {
 			return err
 		case fi.Mode()&os.ModeSymlink != 0:
 			r, _ := filepath.Rel(d.f.Dir, p)
-			return &LinkError{Path: r}
+			return &SymlinkError{Path: r}
 		case fi.IsDir():
 			d.mu.Lock()
 			d.plain[p] = true
@@ -143,14 +120,14 @@ func (d *realDisk) forgetPlain(dir string) {
 	}
 }
 
-func (d *realDisk) exists(path string) bool {
+func (d *realDisk) Exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
 
 // mkdirAll marks the folder holding each folder it made: a new folder's
 // name lives in its parent, up to the backup folder itself.
-func (d *realDisk) mkdirAll(dir string, mode os.FileMode) error {
+func (d *realDisk) MkdirAll(dir string, mode os.FileMode) error {
 	if err := d.noLink(dir, true); err != nil {
 		return err
 	}
@@ -165,27 +142,27 @@ func (d *realDisk) mkdirAll(dir string, mode os.FileMode) error {
 		return err
 	}
 	for _, p := range made {
-		d.changed(filepath.Dir(p))
+		d.Changed(filepath.Dir(p))
 	}
 	return nil
 }
 
-func (d *realDisk) writeFile(path string, b []byte) error {
+func (d *realDisk) WriteFile(path string, b []byte) error {
 	if err := d.noLink(path, false); err != nil {
 		return err
 	}
-	if err := d.mkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := d.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	if err := durable.WriteFile(d.f.Temp(), path, b, 0o644); err != nil {
 		return err
 	}
-	d.changed(filepath.Dir(path))
+	d.Changed(filepath.Dir(path))
 	return nil
 }
 
 // linkOrCopy links or copies src, which must be no symbolic link, to dst.
-func (d *realDisk) linkOrCopy(src, dst string) (bool, error) {
+func (d *realDisk) LinkOrCopy(src, dst string) (bool, error) {
 	if err := d.noLink(src, true); err != nil {
 		return false, err
 	}
@@ -195,7 +172,7 @@ func (d *realDisk) linkOrCopy(src, dst string) (bool, error) {
 	return linkOrCopy(d.f.Temp(), src, dst)
 }
 
-func (d *realDisk) rename(from, to string) error {
+func (d *realDisk) Rename(from, to string) error {
 	if err := d.noLink(from, false); err != nil {
 		return err
 	}
@@ -208,22 +185,22 @@ func (d *realDisk) rename(from, to string) error {
 }
 
 // remove removes path (a symbolic link itself, never what it points to).
-func (d *realDisk) remove(path string) {
+func (d *realDisk) Remove(path string) {
 	if d.noLink(path, false) == nil {
 		_ = removeFile(path)
 	}
 }
 
-func (d *realDisk) chtimes(path string, t time.Time) error {
+func (d *realDisk) Chtimes(path string, t time.Time) error {
 	if err := d.noLink(path, true); err != nil {
 		return err
 	}
 	return os.Chtimes(path, t, t)
 }
 
-func (d *realDisk) saveViews(v folder.ViewOptions) error { return d.f.WriteViewOptions(v) }
+func (d *realDisk) SaveViews(v folder.ViewOptions) error { return d.f.WriteViewOptions(v) }
 
-func (d *realDisk) changed(dirs ...string) {
+func (d *realDisk) Changed(dirs ...string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, dir := range dirs {
@@ -231,7 +208,7 @@ func (d *realDisk) changed(dirs ...string) {
 	}
 }
 
-func (d *realDisk) removeDir(dir string) bool {
+func (d *realDisk) RemoveDir(dir string) bool {
 	if d.noLink(dir, true) != nil || os.Remove(dir) != nil {
 		return false
 	}
@@ -243,22 +220,22 @@ func (d *realDisk) removeDir(dir string) bool {
 	return true
 }
 
-func (d *realDisk) toTrash(from, to string) (string, error) {
+func (d *realDisk) ToTrash(from, to string) (string, error) {
 	if err := d.noLink(from, false); err != nil {
 		return "", err
 	}
-	if err := d.mkdirAll(filepath.Dir(to), 0o700); err != nil {
+	if err := d.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 		return "", err
 	}
 	to, err := moveNoReplace(from, to)
 	if err != nil {
 		return "", err
 	}
-	d.changed(filepath.Dir(from), filepath.Dir(to))
+	d.Changed(filepath.Dir(from), filepath.Dir(to))
 	return to, nil
 }
 
-func (d *realDisk) holds(path, want string) bool {
+func (d *realDisk) Holds(path, want string) bool {
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
 		return false
 	}
@@ -277,7 +254,7 @@ func (d *realDisk) holds(path, want string) bool {
 // syncDir is durable.SyncDir; tests record what it syncs.
 var syncDir = durable.SyncDir
 
-func (d *realDisk) sync() error {
+func (d *realDisk) Sync() error {
 	d.mu.Lock()
 	dirs := d.dirty
 	d.dirty = map[string]bool{}
@@ -293,3 +270,168 @@ func (d *realDisk) sync() error {
 // removeFile is os.Remove; tests replace it to model a case-insensitive
 // file system.
 var removeFile = os.Remove
+
+// dryDisk is a dry run's disk (Options.DryRun): it writes nothing in DIR
+// but notes each change in an overlay, so that later decisions in the run
+// see it as done. With it, a dry run decides everything a real one would.
+type dryDisk struct {
+	mu      sync.Mutex
+	files   map[string]bool   // path → exists after this run's changes
+	aliases map[string]string // a renamed folder's new path → its real one
+}
+
+func newDryDisk() *dryDisk {
+	return &dryDisk{files: map[string]bool{}, aliases: map[string]string{}}
+}
+
+func (d *dryDisk) note(path string, exists bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.files[path] = exists
+}
+
+func (d *dryDisk) Exists(path string) bool {
+	d.mu.Lock()
+	v, ok := d.files[path]
+	if !ok {
+		for alias, real := range d.aliases {
+			if rest, found := strings.CutPrefix(path, alias+string(filepath.Separator)); found {
+				path = filepath.Join(real, rest)
+			}
+		}
+		v, ok = d.files[path]
+	}
+	d.mu.Unlock()
+	if ok {
+		return v
+	}
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func (d *dryDisk) Rename(from, to string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.aliases[to] = from
+	d.files[to] = true
+	d.files[from] = false
+	return nil
+}
+
+func (d *dryDisk) WriteFile(path string, _ []byte) error { d.note(path, true); return nil }
+
+func (d *dryDisk) LinkOrCopy(_, dst string) (bool, error) { d.note(dst, true); return false, nil }
+
+func (d *dryDisk) Remove(path string) { d.note(path, false) }
+
+func (d *dryDisk) ToTrash(from, _ string) (string, error) { d.note(from, false); return "", nil }
+
+func (*dryDisk) MkdirAll(string, os.FileMode) error { return nil }
+func (*dryDisk) Chtimes(string, time.Time) error    { return nil }
+func (*dryDisk) Changed(...string)                  {}
+func (*dryDisk) RemoveDir(string) bool              { return false }
+func (*dryDisk) Holds(string, string) bool          { return false } // a dry run reads no content
+func (*dryDisk) SaveViews(folder.ViewOptions) error { return nil }
+func (*dryDisk) Sync() error                        { return nil }
+
+// hardLink is os.Link; tests replace it to model file systems that cannot
+// link.
+var hardLink = os.Link
+
+// linkOrCopy makes dst the same file as src: a hard link, or a copy where
+// the file system cannot link (copied says which). It goes through a temp
+// name in tmpDir, so dst is never half-written and a stale dst is replaced.
+func linkOrCopy(tmpDir, src, dst string) (copied bool, err error) {
+	dir := filepath.Dir(dst)
+	tmp, err := os.CreateTemp(tmpDir, durable.TempPrefix+"link-*")
+	if err != nil {
+		return false, err
+	}
+	name := tmp.Name()
+	_ = tmp.Close()
+	_ = os.Remove(name)
+	if err := hardLink(src, name); err != nil {
+		if err := copyFile(src, name); err != nil {
+			_ = os.Remove(name)
+			return false, fmt.Errorf("copying %s: %w", filepath.Base(src), err)
+		}
+		copied = true
+	}
+	if err := os.Rename(name, dst); err != nil {
+		_ = os.Remove(name)
+		return false, err
+	}
+	return copied, durable.SyncDir(dir)
+}
+
+func copyFile(src, dst string) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = in.Close() }()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if _, err = io.Copy(out, in); err != nil {
+		return err
+	}
+	if err = out.Sync(); err != nil {
+		return err
+	}
+	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// moveNoReplace moves from to to, or to "to (2)", "to (3)"… when that
+// name is taken: a hard link, which fails rather than replace, then the
+// old name removed; where the file system has no hard links, a rename to
+// a name checked free.
+func moveNoReplace(from, to string) (string, error) {
+	for n := 1; ; n++ {
+		cand := numbered(to, n)
+		err := hardLink(from, cand)
+		switch {
+		case err == nil:
+			return cand, os.Remove(from)
+		case errors.Is(err, os.ErrExist):
+			continue
+		}
+		if _, err := os.Lstat(cand); err == nil {
+			continue
+		}
+		return cand, os.Rename(from, cand)
+	}
+}
+
+// numbered is path with " (n)" before its extension (n > 1), its name cut
+// (at a whole UTF-8 character) so that it still fits layout.MaxName.
+func numbered(path string, n int) string {
+	if n <= 1 {
+		return path
+	}
+	dir, name := filepath.Split(path)
+	ext := filepath.Ext(name)
+	if len(ext) > 16 {
+		ext = ""
+	}
+	stem := strings.TrimSuffix(name, ext)
+	suffix := fmt.Sprintf(" (%d)", n)
+	cut := layout.MaxName - len(suffix) - len(ext)
+	if len(stem) > cut {
+		for cut > 0 && !utf8.RuneStart(stem[cut]) {
+			cut--
+		}
+		stem = stem[:cut]
+	}
+	return dir + stem + suffix + ext
+}

@@ -13,9 +13,32 @@ import (
 	"github.com/quak-photos/quak/download/folder"
 )
 
-func (e *env) albumMeta(folderName string) albumMeta {
+// sidecarFile is what the tests read of a file's sidecar in .meta, as
+// docs/backup.md documents it.
+type sidecarFile struct {
+	Title        string  `json:"title"`
+	Description  *string `json:"description"`
+	CreationTime string  `json:"creationTime"`
+	Info         struct {
+		ID        int64    `json:"id"`
+		Hash      *string  `json:"hash"`
+		FileNames []string `json:"fileNames"`
+	} `json:"info"`
+	Quak struct {
+		HashCheck string `json:"hashCheck"`
+	} `json:"quak"`
+}
+
+// albumMetaFile is what the tests read of an album_meta.json.
+type albumMetaFile struct {
+	ID         int64  `json:"id"`
+	AlbumName  string `json:"albumName"`
+	Visibility string `json:"visibility"`
+}
+
+func (e *env) albumMeta(folderName string) albumMetaFile {
 	e.t.Helper()
-	var m albumMeta
+	var m albumMetaFile
 	require.NoError(e.t, json.Unmarshal(e.read(filepath.Join(folderName, ".meta", "album_meta.json")), &m))
 	return m
 }

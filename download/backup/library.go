@@ -2,6 +2,9 @@ package backup
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download"
@@ -36,4 +39,106 @@ type AccountLibrary struct {
 // OpenAlbum decrypts an album with the account's keys.
 func (l *AccountLibrary) OpenAlbum(c *apiclient.Collection) (*catalog.Album, error) {
 	return catalog.OpenAlbum(c, l.Keys)
+}
+
+// ErrNotListed reports that a public link's album does not list a file
+// now. A link cannot ask the server of one file, so this proves nothing: a
+// run never prunes on it (only a listing's own deletion does), and a file
+// missing on disk is then simply not downloaded again.
+var ErrNotListed = errors.New("the link's album does not list the file now; a public link cannot prove it deleted")
+
+// LinkLibrary is the album of one public link: its only album is the one
+// Info describes, read with the key the link carries after its #.
+type LinkLibrary struct {
+	*apiclient.LinkClient
+	Info *apiclient.LinkInfo // the link's /info, read by the caller first
+	Key  []byte              // the album key
+
+	mu     sync.Mutex
+	files  map[int64]*apiclient.File // the whole listing, once asked for
+	broken error                     // why the whole listing could not be read, if the server's listing is broken
+}
+
+// Collections is the link's one album, as /info described it.
+func (l *LinkLibrary) Collections(context.Context, int64) ([]apiclient.Collection, error) {
+	return []apiclient.Collection{l.Info.Collection}, nil
+}
+
+// OpenAlbum decrypts the album with the link's key.
+func (l *LinkLibrary) OpenAlbum(c *apiclient.Collection) (*catalog.Album, error) {
+	return catalog.OpenLinkAlbum(c, l.Key)
+}
+
+// Diff lists the album's entries changed after since.
+func (l *LinkLibrary) Diff(ctx context.Context, collectionID, since int64) (*apiclient.DiffPage, error) {
+	if err := l.only(collectionID); err != nil {
+		return nil, err
+	}
+	return l.LinkClient.Diff(ctx, since)
+}
+
+// CollectionFile finds a file's entry in the album's whole listing, read
+// once a run. A file the listing does not give live is ErrNotListed, never
+// a 404: a link cannot prove a deletion.
+func (l *LinkLibrary) CollectionFile(ctx context.Context, collectionID, fileID int64) (*apiclient.File, error) {
+	if err := l.only(collectionID); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.broken != nil {
+		return nil, l.broken // read once a run: each missing file would read it again
+	}
+	if l.files == nil {
+		files, err := l.listAll(ctx)
+		if brokenListing(err) {
+			l.broken = err
+		}
+		if err != nil {
+			return nil, err
+		}
+		l.files = files
+	}
+	f, ok := l.files[fileID]
+	if !ok || f.IsDeleted {
+		return nil, fmt.Errorf("file %d: %w", fileID, ErrNotListed)
+	}
+	return f, nil
+}
+
+// listAll reads the album's whole listing: each file's latest entry.
+func (l *LinkLibrary) listAll(ctx context.Context) (map[int64]*apiclient.File, error) {
+	files := map[int64]*apiclient.File{}
+	var since int64
+	for pages := 1; ; pages++ {
+		if pages > maxListingPages {
+			return nil, errEndless
+		}
+		page, err := l.LinkClient.Diff(ctx, since)
+		if err != nil {
+			return nil, err
+		}
+		for i := range page.Diff {
+			f := page.Diff[i]
+			if prev, ok := files[f.ID]; !ok || prev.UpdationTime <= f.UpdationTime {
+				files[f.ID] = &f
+			}
+		}
+		next := apiclient.DiffCursor(since, page.Diff)
+		switch {
+		case !page.HasMore:
+			return files, nil
+		case next <= since:
+			return nil, stuckListing(since)
+		}
+		since = next
+	}
+}
+
+// only refuses any album but the link's.
+func (l *LinkLibrary) only(collectionID int64) error {
+	if collectionID != l.Info.Collection.ID {
+		return fmt.Errorf("album %d is not the link's album", collectionID)
+	}
+	return nil
 }

@@ -99,7 +99,7 @@ func TestHashMismatchIsKeptAndReported(t *testing.T) {
 	assert.Equal(t, 1, sum.HashMismatches)
 	assert.Zero(t, sum.Failed)
 	e.same("A/x.jpg", f.Plaintext())
-	var sc sidecar
+	var sc sidecarFile
 	require.NoError(t, json.Unmarshal(e.read("A/.meta/x.jpg.json"), &sc))
 	assert.Equal(t, "mismatch", sc.Quak.HashCheck)
 	// Not retried: a second run downloads nothing, and counts it as kept.

@@ -4,19 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"time"
 
+	"github.com/quak-photos/quak/download/backup/views"
+	"github.com/quak-photos/quak/download/filter"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
-	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
 )
-
-// DefaultMaxDelete is how many album entries one run may prune at most.
-const DefaultMaxDelete = 100
 
 // pruneItem is one album copy to move: a file's entry in an album, the
 // parts and sidecar quak saved for it, and the XMP and Takeout sidecars it
@@ -38,9 +40,20 @@ func (it pruneItem) path() string { return filepath.Join(it.folder, it.names[0])
 // pruner moves what the server deleted into the trash, once this run's
 // listing proves it deleted.
 type pruner struct {
-	*job
-	seen  *listing
-	trash string // DIR/.quak/trash
+	root      string // DIR, absolute
+	trash     string // DIR/.quak/trash
+	st        *state.Store
+	lib       Library
+	policy    retry.Policy
+	filter    filter.Set
+	maxDelete int
+	now       func() time.Time
+	seen      *listing
+	views     *views.Keeper
+	disk      disk
+	down      *outage
+	tally     *tally
+	commit    func([]*state.File, *state.Collection) error
 }
 
 // hadErrors reports whether any file or album failed in this run.
@@ -74,19 +87,19 @@ func (pr *pruner) prune(ctx context.Context) error {
 		why = "this run had errors; quak prunes only after a complete, error-free listing"
 	case pr.seen.vanished > 0:
 		why = "an album vanished while it was being listed; quak prunes only after a complete, error-free listing"
-	case !pr.o.Filter.Albums.Empty() || pr.o.Filter.NoShared || pr.o.Filter.NoHidden || pr.o.Filter.NoArchived:
+	case !pr.filter.Albums.Empty() || pr.filter.NoShared || pr.filter.NoHidden || pr.filter.NoArchived:
 		why = "album filters narrowed the listing; quak prunes only after listing every album"
-	case len(items) > pr.o.MaxDelete:
+	case len(items) > pr.maxDelete:
 		why = fmt.Sprintf("%d album entries were deleted on the server, more than --max-delete %d; nothing was moved (raise --max-delete to prune them)",
-			len(items), pr.o.MaxDelete)
+			len(items), pr.maxDelete)
 	}
 	if why != "" {
 		for _, it := range items {
-			pr.emit(Event{Kind: WouldPrune, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
+			pr.tally.emit(Event{Kind: WouldPrune, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
 		}
 		return pr.refusePrune(why)
 	}
-	day := pr.o.Now().UTC().Format("2006-01-02")
+	day := pr.now().UTC().Format("2006-01-02")
 	trash := filepath.Join(pr.trash, day)
 	for _, it := range items {
 		ok, err := pr.proven(ctx, it, colls[it.cid])
@@ -113,12 +126,7 @@ func (pr *pruner) prune(ctx context.Context) error {
 func (pr *pruner) pruneCandidates(colls map[int64]*state.Collection) ([]pruneItem, []*state.Collection, error) {
 	var items []pruneItem
 	err := pr.st.Files(func(f *state.File) error { // in file id order
-		cids := make([]int64, 0, len(f.Entries))
-		for cid := range f.Entries {
-			cids = append(cids, cid)
-		}
-		sort.Slice(cids, func(i, j int) bool { return cids[i] < cids[j] })
-		for _, cid := range cids {
+		for _, cid := range slices.Sorted(maps.Keys(f.Entries)) {
 			c, e := colls[cid], f.Entries[cid]
 			if c == nil || c.Pruned || (!e.Deleted && !c.Deleted) {
 				continue
@@ -130,7 +138,7 @@ func (pr *pruner) pruneCandidates(colls map[int64]*state.Collection) ([]pruneIte
 	})
 	for i := range items {
 		it := &items[i]
-		it.xmp, it.takeout = pr.ownSidecars(colls[it.cid], it.file.Entries[it.cid])
+		it.xmp, it.takeout = pr.views.OwnSidecars(colls[it.cid], it.file.Entries[it.cid])
 	}
 	var albums []*state.Collection
 	for _, c := range colls {
@@ -142,38 +150,12 @@ func (pr *pruner) pruneCandidates(colls map[int64]*state.Collection) ([]pruneIte
 	return items, albums, err
 }
 
-// ownSidecars names the XMP and Takeout sidecars quak recorded as its own
-// beside each of e's parts in album c ("" for a part with none; nil for a
-// kind the options do not keep): the files of quak's own that go to the
-// trash with them. A name a saved file of the album has is that file's,
-// never a sidecar; a file quak did not record, or one another tool
-// rewrote since, is the user's.
-func (pr *pruner) ownSidecars(c *state.Collection, e *state.Entry) (xmp, takeout []string) {
-	dir, err := layout.Join(pr.dir, c.Folder)
-	if err != nil {
-		return nil, nil
-	}
-	names := func(on bool, name func(string) string) []string {
-		if !on {
-			return nil
-		}
-		out := make([]string, len(e.Parts))
-		for i, p := range e.Parts {
-			if n := name(p); slices.Contains(e.Sidecars, n) && !pr.names.taken(c.ID, n) && !usersNow(e, filepath.Join(dir, n), n, nil) {
-				out[i] = n
-			}
-		}
-		return out
-	}
-	return names(pr.o.Views.XMP, sidecars.XMPName), names(pr.o.Views.style() == sidecars.Takeout, sidecars.TakeoutName)
-}
-
 // proven reports whether this run proves an album copy deleted; a copy it
 // cannot prove stays where it is, with a PruneKept event saying why, and a
 // mark the server contradicts (the entry is live) is cleared.
 func (pr *pruner) proven(ctx context.Context, it pruneItem, c *state.Collection) (bool, error) {
 	kept := func(why string) (bool, error) {
-		pr.emit(Event{Kind: PruneKept, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path(), Err: errors.New(why)})
+		pr.tally.emit(Event{Kind: PruneKept, FileID: it.file.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path(), Err: errors.New(why)})
 		return false, nil
 	}
 	switch {
@@ -185,7 +167,7 @@ func (pr *pruner) proven(ctx context.Context, it pruneItem, c *state.Collection)
 		return true, nil
 	}
 	err := retry.Do(ctx, pr.policy, func(ctx context.Context) error {
-		_, err := pr.o.Library.CollectionFile(ctx, it.cid, it.file.ID)
+		_, err := pr.lib.CollectionFile(ctx, it.cid, it.file.ID)
 		return err
 	})
 	if uerr := pr.down.observe(ctx, err); uerr != nil {
@@ -222,7 +204,7 @@ func (pr *pruner) pruneEntry(trash string, it pruneItem) error {
 	tc := state.TrashCopy{CollectionID: it.cid}
 	for i, name := range it.names {
 		if i == len(it.names)-1 {
-			if p, err := layout.Join(pr.dir, it.folder, name); err != nil || !metaOwnedBy(p, it.file.ID) {
+			if p, err := layout.Join(pr.root, it.folder, name); err != nil || !pr.views.SidecarOwnedBy(p, it.file.ID) {
 				continue // another file's `ente export` sidecar
 			}
 		}
@@ -260,7 +242,7 @@ func (pr *pruner) pruneEntry(trash string, it pruneItem) error {
 	}
 	*it.file = rec // later items of the same file build on this one
 	pr.tally.count(func(s *Summary) { s.Pruned++ })
-	pr.emit(Event{Kind: FilePruned, FileID: rec.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
+	pr.tally.emit(Event{Kind: FilePruned, FileID: rec.ID, CollectionID: it.cid, Album: it.album, Title: it.title, Path: it.path()})
 	return nil
 }
 
@@ -301,26 +283,26 @@ func (pr *pruner) pruneAlbum(trash string, c *state.Collection) error {
 	if _, err := pr.toTrash(trash, c.Folder, filepath.Join(".meta", "album_meta.json")); err != nil {
 		return err
 	}
-	if p, err := layout.Join(pr.dir, c.Folder, sidecars.TakeoutAlbumFile); err == nil && quaksAlbumFile(c, p) && !pr.names.taken(c.ID, sidecars.TakeoutAlbumFile) {
-		if _, err := pr.toTrash(trash, c.Folder, sidecars.TakeoutAlbumFile); err != nil {
+	if name := pr.views.OwnAlbumFile(c); name != "" {
+		if _, err := pr.toTrash(trash, c.Folder, name); err != nil {
 			return err
 		}
 	}
-	if dir, err := layout.Join(pr.dir, c.Folder); err == nil {
-		pr.disk.removeDir(filepath.Join(dir, ".meta")) // only when empty
-		pr.disk.removeDir(dir)
+	if dir, err := layout.Join(pr.root, c.Folder); err == nil {
+		pr.disk.RemoveDir(filepath.Join(dir, ".meta")) // only when empty
+		pr.disk.RemoveDir(dir)
 	}
 	c.Pruned = true
 	if err := pr.commit(nil, c); err != nil {
 		return err
 	}
-	pr.emit(Event{Kind: AlbumPruned, Album: c.Name, CollectionID: c.ID, Path: c.Folder})
+	pr.tally.emit(Event{Kind: AlbumPruned, Album: c.Name, CollectionID: c.ID, Path: c.Folder})
 	return nil
 }
 
 func (pr *pruner) refusePrune(why string) error {
 	pr.tally.count(func(s *Summary) { s.PruneRefused = why })
-	pr.emit(Event{Kind: PruneRefused, Err: errors.New(why)})
+	pr.tally.emit(Event{Kind: PruneRefused, Err: errors.New(why)})
 	return nil
 }
 
@@ -329,22 +311,95 @@ func (pr *pruner) refusePrune(why string) error {
 // It returns where the file went, relative to DIR ("" when there was
 // nothing to move, or in a dry run).
 func (pr *pruner) toTrash(trash, folder, name string) (string, error) {
-	from, err := layout.Join(pr.dir, folder, name)
+	from, err := layout.Join(pr.root, folder, name)
 	if err != nil {
 		return "", err
 	}
-	if !pr.disk.exists(from) {
+	if !pr.disk.Exists(from) {
 		return "", nil
 	}
 	to, err := layout.Join(trash, folder, name)
 	if err != nil {
 		return "", err
 	}
-	if to, err = pr.disk.toTrash(from, to); err != nil || to == "" {
+	if to, err = pr.disk.ToTrash(from, to); err != nil || to == "" {
 		if err != nil {
 			err = fmt.Errorf("moving %s to the trash: %w", filepath.Join(folder, name), err)
 		}
 		return "", err
 	}
-	return filepath.Rel(pr.dir, to)
+	return filepath.Rel(pr.root, to)
+}
+
+// TrashDay is one day of DIR's trash: its name (YYYY-MM-DD), and the files
+// in it (paths relative to the day's folder) with their total size.
+type TrashDay struct {
+	Name  string
+	Files []string
+	Bytes int64
+}
+
+// EmptyTrash deletes the days of DIR's trash from before cutoff and
+// returns them. It takes DIR's lock. With dry, it deletes nothing, takes
+// no lock, and returns what it would delete.
+func EmptyTrash(dir string, cutoff time.Time, dry bool) ([]TrashDay, error) {
+	f := folder.At(dir)
+	if _, err := os.Stat(f.StateDir()); err != nil {
+		return nil, &DirError{Dir: dir, Reason: "holds no quak backup", Err: err}
+	}
+	if err := f.CheckLinks(); err != nil {
+		return nil, err
+	}
+	if !dry {
+		unlock, err := f.LockFor("prune-trash")
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	root := f.Trash()
+	days, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []TrashDay
+	for _, d := range days {
+		day, err := time.Parse("2006-01-02", d.Name())
+		// A day goes once all of it is older than cutoff.
+		if err != nil || !d.IsDir() || day.AddDate(0, 0, 1).After(cutoff) {
+			continue
+		}
+		td, err := trashDay(root, d.Name())
+		if err != nil {
+			return out, err
+		}
+		if !dry {
+			if err := os.RemoveAll(filepath.Join(root, d.Name())); err != nil {
+				return out, err
+			}
+		}
+		out = append(out, td)
+	}
+	return out, nil
+}
+
+// trashDay lists the files of a day of the trash.
+func trashDay(root, name string) (TrashDay, error) {
+	td := TrashDay{Name: name}
+	base := filepath.Join(root, name)
+	err := filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(base, p)
+		if fi, err := d.Info(); err == nil {
+			td.Bytes += fi.Size()
+		}
+		td.Files = append(td.Files, rel)
+		return nil
+	})
+	return td, err
 }

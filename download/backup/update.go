@@ -1,10 +1,12 @@
 package backup
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/quak-photos/quak/download/backup/views"
 	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/state"
@@ -14,8 +16,13 @@ import (
 // without downloading it: a copy for another album, a metadata edit (a
 // new title renames the file), or a copy back from the trash.
 type updater struct {
-	*job
-	placer *placer
+	albums  *albumSet
+	names   *names
+	parts   *partNames
+	disk    disk
+	views   *views.Keeper
+	tally   *tally
+	untrash *untrasher
 }
 
 // update handles an entry of a file whose content is saved already: a copy
@@ -23,7 +30,7 @@ type updater struct {
 // (the local copies are gone).
 func (u *updater) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection) (rec *state.File, again bool, err error) {
 	e := sf.Entries[c.ID]
-	if e != nil && !u.partsExist(c, e) {
+	if e != nil && !u.albums.partsExist(c, e) {
 		return nil, true, nil
 	}
 	if e == nil {
@@ -35,7 +42,7 @@ func (u *updater) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *
 	rec = record(it, sf)
 	ne := rec.Entries[c.ID]
 	ne.Deleted = false
-	dir, err := u.albumDir(c)
+	dir, err := u.albums.dir(c)
 	if err != nil {
 		return nil, false, err
 	}
@@ -46,16 +53,16 @@ func (u *updater) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *
 	}
 	mtime := micros(it.Meta.CreationTime)
 	for _, p := range ne.Parts {
-		if err := u.disk.chtimes(filepath.Join(dir, p), mtime); err != nil {
+		if err := u.disk.Chtimes(filepath.Join(dir, p), mtime); err != nil {
 			return nil, false, err
 		}
 	}
 	ne.Meta, rec.Meta = it.Meta, it.Meta
-	if err := u.views.writeSidecar(rec, c, nil); err != nil {
+	if err := u.views.WriteSidecar(rec, c, nil); err != nil {
 		return nil, false, err
 	}
 	u.tally.did(it.FileID, func(s *Summary) { s.Updated++ })
-	u.emit(Event{Kind: MetadataUpdated, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
+	u.tally.emit(Event{Kind: MetadataUpdated, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
 		Path: filepath.Join(c.Folder, ne.Name)})
 	return rec, false, nil
 }
@@ -69,22 +76,21 @@ func (u *updater) retitle(it *catalog.Item, a *catalog.Album, c *state.Collectio
 		// so what goes is removed first and the parts are renamed, never
 		// removed.
 		for _, p := range ne.Parts {
-			ne.Sidecars = u.dropPartSidecars(dir, p, ne.Sidecars, ne.SidecarHashes)
+			ne.Sidecars = u.views.DropPartSidecars(dir, p, ne.Sidecars, ne.SidecarHashes)
 		}
-		u.removeMeta(filepath.Join(dir, ".meta", ne.Name+".json"), it.FileID)
+		u.views.RemoveSidecar(dir, ne.Name, it.FileID)
 	} else {
-		names = u.placer.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(ne.Parts))
+		names = u.parts.name(c, nil, it.FileID, it.Meta.Title, partExts(ne.Parts))
 	}
 	for i, p := range ne.Parts {
-		if err := u.disk.rename(filepath.Join(dir, p), filepath.Join(dir, names[i])); err != nil {
+		if err := u.disk.Rename(filepath.Join(dir, p), filepath.Join(dir, names[i])); err != nil {
 			return err
 		}
 	}
 	old := *ne
 	ne.Name, ne.Parts = names[0], names
-	ne.Sidecars = u.placer.dropOld(c, &old, it.FileID, names)
-	ne.SidecarHashes = ownHashes(old.SidecarHashes, ne.Sidecars)
-	u.emit(Event{Kind: FileRenamed, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
+	ne.Sidecars, ne.SidecarHashes = u.parts.dropOld(c, dir, &old, it.FileID, names)
+	u.tally.emit(Event{Kind: FileRenamed, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
 		Path: filepath.Join(c.Folder, names[0])})
 	return nil
 }
@@ -116,19 +122,6 @@ func (u *updater) caseOnly(c *state.Collection, parts []string, title string) []
 	return names
 }
 
-// partExts are the extensions entryNames wants for a file's parts: none for
-// a single file (named by its title), each part's own for a live photo.
-func partExts(parts []string) []string {
-	if len(parts) < 2 {
-		return []string{""}
-	}
-	exts := make([]string, len(parts))
-	for i, p := range parts {
-		exts[i] = filepath.Ext(p)
-	}
-	return exts
-}
-
 func metaEqual(a, b state.Meta) bool {
 	eq := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return a.Title == b.Title && a.FileType == b.FileType && a.CreationTime == b.CreationTime &&
@@ -139,21 +132,21 @@ func metaEqual(a, b state.Meta) bool {
 // link places a file saved for one album into another: hard links to the
 // saved parts (copies where links are impossible), never a second download.
 func (u *updater) link(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection) (*state.File, bool, error) {
-	src, srcDir := u.source(sf)
+	src, _, srcDir := u.albums.source(sf)
 	if src == nil {
-		if rec := u.fromTrash(it, sf, a, c); rec != nil {
+		if rec := u.untrash.fromTrash(it, sf, a, c); rec != nil {
 			return rec, false, nil
 		}
 		return nil, true, nil
 	}
-	dir, err := u.albumDir(c)
+	dir, err := u.albums.dir(c)
 	if err != nil {
 		return nil, false, err
 	}
-	names := u.placer.entryNames(c, nil, it.FileID, it.Meta.Title, partExts(src.Parts))
+	names := u.parts.name(c, nil, it.FileID, it.Meta.Title, partExts(src.Parts))
 	copied := false
 	for i, p := range src.Parts {
-		cp, err := u.disk.linkOrCopy(filepath.Join(srcDir, p), filepath.Join(dir, names[i]))
+		cp, err := u.disk.LinkOrCopy(filepath.Join(srcDir, p), filepath.Join(dir, names[i]))
 		if err != nil {
 			return nil, false, err
 		}
@@ -161,11 +154,61 @@ func (u *updater) link(it *catalog.Item, sf *state.File, a *catalog.Album, c *st
 	}
 	rec := record(it, sf)
 	rec.Entries[c.ID] = &state.Entry{Name: names[0], Parts: names, Meta: it.Meta, Copy: copied}
-	if err := u.views.writeSidecar(rec, c, nil); err != nil {
+	if err := u.views.WriteSidecar(rec, c, nil); err != nil {
 		return nil, false, err
 	}
 	u.tally.did(it.FileID, func(s *Summary) { s.Linked++ })
-	u.emit(Event{Kind: FileLinked, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
+	u.tally.emit(Event{Kind: FileLinked, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
 		Path: filepath.Join(c.Folder, names[0])})
 	return rec, false, nil
+}
+
+// refresher is --metadata-only's handling of a saved file: what the
+// updater does for an edit, and beyond it, a sidecar or mtime that is
+// missing or differs locally is rewritten. Nothing is downloaded; a copy
+// that is gone stays gone until a full run.
+type refresher struct {
+	update *updater
+	albums *albumSet
+	disk   disk
+	views  *views.Keeper
+	tally  *tally
+}
+
+// refresh brings sf's copy in album c in line with listing entry it.
+func (rf *refresher) refresh(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection) (*state.File, error) {
+	rec, again, err := rf.update.update(it, sf, a, c)
+	if again || err != nil || rec != nil {
+		return rec, err
+	}
+	e := sf.Entries[c.ID]
+	if e == nil || !rf.albums.partsExist(c, e) {
+		return nil, nil
+	}
+	dir, err := rf.albums.dir(c)
+	if err != nil {
+		return nil, err
+	}
+	stale := false
+	mtime := micros(it.Meta.CreationTime)
+	for _, p := range e.Parts {
+		fi, err := os.Stat(filepath.Join(dir, p))
+		if err == nil && !fi.ModTime().Equal(mtime) {
+			stale = true
+			if err := rf.disk.Chtimes(filepath.Join(dir, p), mtime); err != nil {
+				return nil, err
+			}
+		}
+	}
+	changed, err := rf.views.RefreshSidecar(sf, c, e)
+	if err != nil {
+		return nil, err
+	}
+	if !stale && !changed {
+		return nil, nil
+	}
+	rf.tally.did(it.FileID, func(s *Summary) { s.Updated++ })
+	rf.tally.emit(Event{Kind: MetadataUpdated, Album: a.Name, Title: it.Meta.Title, FileID: it.FileID, CollectionID: c.ID,
+		Path: filepath.Join(c.Folder, e.Name)})
+	return nil, nil
 }

@@ -297,7 +297,9 @@ func TestSwitchingViewsConvertsInPlace(t *testing.T) {
 	e.same("Trips/eiffel.jpg", l.eiffel.Plaintext())
 	m, err := folder.At(e.dir).ReadViewOptions()
 	require.NoError(t, err)
-	assert.Equal(t, folder.ViewOptions{Sidecars: sidecars.Takeout, XMP: true, DateView: "YYYY/MM", Zone: "EST", ZoneRules: zoneRules(est), Applied: true}, *m)
+	assert.Len(t, m.ZoneRules, 16, "the zone's rules are remembered")
+	m.ZoneRules = ""
+	assert.Equal(t, folder.ViewOptions{Sidecars: sidecars.Takeout, XMP: true, DateView: "YYYY/MM", Zone: "EST", Applied: true}, *m)
 
 	// A run with the same options converts nothing.
 	e.mustRun()
