@@ -61,6 +61,9 @@ type exportFile struct {
 	Quak *struct {
 		FileType *int `json:"fileType"`
 	} `json:"quak,omitempty"`
+	// Visibility is quak's addition too: "archived" or "hidden" for a file
+	// its owner archived or hid on its own.
+	Visibility string `json:"visibility,omitempty"`
 }
 
 // IsEnteExport reports whether dir holds an Ente CLI export: an album
@@ -305,7 +308,20 @@ func exportMeta(f *exportFile) (state.Meta, error) {
 	if f.Info.Hash != nil {
 		m.Hash = *f.Info.Hash
 	}
+	m.Visibility = visibilityOf(f.Visibility)
 	return m, nil
+}
+
+// visibilityOf is the visibility quak's sidecars name ("archived" 1,
+// "hidden" 2); anything else is visible (0).
+func visibilityOf(name string) int {
+	switch name {
+	case "archived":
+		return 1
+	case "hidden":
+		return 2
+	}
+	return 0
 }
 
 // videoExts are extensions of videos. An export does not record a file's

@@ -70,16 +70,6 @@ func (r *run) makeThumbnail(ctx context.Context, o *original, tmp string, fileTy
 	return r.o.Tools.MakeBytes(ctx, o.mem[0], o.src.Parts[0].Name, tmp, fileType)
 }
 
-// privateFields are o's private magic metadata at upload: an import's
-// archived original is archived (visibility 1).
-func privateFields(o *original) map[string]any {
-	f := map[string]any{}
-	if o.src != nil && o.src.Archived {
-		f["visibility"] = 1
-	}
-	return f
-}
-
 // temp is the folder of the run's temp files.
 func (r *run) temp() string {
 	if r.tmp != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/secretstream"
 )
@@ -47,10 +48,25 @@ func publicFields(o *original) map[string]any {
 	return f
 }
 
+// privateFields are o's private magic metadata at upload: whether its
+// owner archived or hid it on its own (an import's archived original is
+// archived, visibility 1). Ente's apps set it later (PUT
+// /files/magic-metadata); museum takes it at upload too, in one step with
+// the file.
+func privateFields(o *original) map[string]any {
+	if o.src != nil && o.src.Archived {
+		return map[string]any{"visibility": 1}
+	}
+	if v := o.rec.Meta.Visibility; v == 1 || v == 2 {
+		return map[string]any{"visibility": v}
+	}
+	return nil
+}
+
 // selfCheck opens what is about to be sent as a reader of the target
 // would: the file key from its box under the album key, the first chunk
 // of the original, the thumbnail, the metadata and the public magic
-// metadata. museum checks none of it, and keeps junk for good (UP.4).
+// metadata (and the private one, when it has one). museum checks none of it, and keeps junk for good (UP.4).
 func selfCheck(s *sealed) error {
 	bad := func(what string, err error) error {
 		return fmt.Errorf("refusing to upload: its %s does not open as sent: %w", what, err)
@@ -71,9 +87,14 @@ func selfCheck(s *sealed) error {
 	if err != nil || !bytes.Equal(md, s.md) {
 		return bad("metadata", err)
 	}
-	if mm := s.nf.PubMagicMetadata; mm != nil {
-		if _, err := secretstream.OpenBlob(key, mm.Header, mm.Data); err != nil {
-			return bad("public magic metadata", err)
+	for _, m := range []struct {
+		what string
+		mm   *apiclient.MagicMetadata
+	}{{"public magic metadata", s.nf.PubMagicMetadata}, {"magic metadata", s.nf.MagicMetadata}} {
+		if m.mm != nil {
+			if _, err := secretstream.OpenBlob(key, m.mm.Header, m.mm.Data); err != nil {
+				return bad(m.what, err)
+			}
 		}
 	}
 	return nil

@@ -74,7 +74,7 @@ func (r *run) finishIntent(ctx context.Context, s *sealed, in *folder.Intent) er
 
 // encryptOriginal makes everything of o's upload but its object keys:
 // the ciphertext's measure, the thumbnail, the sealed file key, metadata
-// and public magic metadata.
+// and magic metadata.
 func (r *run) encryptOriginal(ctx context.Context, o *original, home *catalog.Album) (*sealed, error) {
 	s := &sealed{home: home}
 	var err error

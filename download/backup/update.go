@@ -36,7 +36,7 @@ func (u *updater) update(it *catalog.Item, sf *state.File, a *catalog.Album, c *
 	if e == nil {
 		return u.link(it, sf, a, c)
 	}
-	if !e.Deleted && metaEqual(e.Meta, it.Meta) {
+	if !e.Deleted && e.Meta.Equal(it.Meta) {
 		return nil, false, nil
 	}
 	rec = record(it, sf)
@@ -120,13 +120,6 @@ func (u *updater) caseOnly(c *state.Collection, parts []string, title string) []
 		}
 	})
 	return names
-}
-
-func metaEqual(a, b state.Meta) bool {
-	eq := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
-	return a.Title == b.Title && a.FileType == b.FileType && a.CreationTime == b.CreationTime &&
-		a.ModificationTime == b.ModificationTime && a.Caption == b.Caption && a.Hash == b.Hash &&
-		eq(a.Latitude, b.Latitude) && eq(a.Longitude, b.Longitude) && a.Offset == b.Offset
 }
 
 // link places a file saved for one album into another: hard links to the

@@ -134,6 +134,10 @@ func OpenItem(f *apiclient.File, a *Album) (*Item, error) {
 	if err := openMagic(f.PubMagicMetadata, key, &pub); err == nil {
 		pub.apply(&it.Meta)
 	}
+	var own privateMagic // only the owner's listing carries it
+	if err := openMagic(f.MagicMetadata, key, &own); err == nil && (own.Visibility == 1 || own.Visibility == 2) {
+		it.Meta.Visibility = own.Visibility
+	}
 	it.Placeholder = static.HasStaticThumbnail || pub.NoThumb
 	return it, nil
 }
@@ -184,6 +188,12 @@ func number(n json.Number) int64 {
 	}
 	f, _ := n.Float64()
 	return int64(f)
+}
+
+// privateMagic is what a file's owner alone sees of it: whether it is
+// archived (1) or hidden (2) on its own, apart from its albums.
+type privateMagic struct {
+	Visibility int `json:"visibility"`
 }
 
 // publicMagic holds the edits any participant sees.

@@ -70,7 +70,7 @@ func encodeFile(f *File) ([]byte, error) {
 			}
 			de.Parts = &parts
 		}
-		if !sameMeta(e.Meta, f.Meta) {
+		if !e.Meta.Equal(f.Meta) {
 			m := e.Meta
 			de.Meta = &m
 		}
@@ -117,8 +117,8 @@ func decodeFile(v []byte) (*File, error) {
 	return f, nil
 }
 
-// sameMeta reports whether a and b say the same (coordinates by value).
-func sameMeta(a, b Meta) bool {
+// Equal reports whether a and b say the same (coordinates by value).
+func (a Meta) Equal(b Meta) bool {
 	if !sameFloat(a.Latitude, b.Latitude) || !sameFloat(a.Longitude, b.Longitude) {
 		return false
 	}

@@ -53,6 +53,10 @@ type Meta struct {
 	// Offset is the UTC offset ("+02:00") of the place the photo was
 	// taken, when Ente's apps recorded it.
 	Offset string `json:"offset,omitempty"`
+	// Visibility is the file's own, as its owner set it in Ente's apps (0
+	// visible, 1 archived, 2 hidden): the owner's private magic metadata,
+	// which no one else sees.
+	Visibility int `json:"visibility,omitempty"`
 }
 
 // Entry is a file's place in one album folder: its name there and the names

@@ -168,6 +168,13 @@ func TestASidecarSaysWhatEnteExportSaysAndWhatTakeoutSays(t *testing.T) {
 	assert.Equal(t, []string{"x.jpg"}, names)
 	assert.True(t, strings.HasSuffix(b.read("A/.meta/x.jpg.json"), "}\n"))
 
+	assert.NotContains(t, sc, "visibility", "a visible file's sidecar has no visibility")
+	for v, name := range map[int]string{1: "archived", 2: "hidden"} {
+		f.Meta.Visibility = v
+		require.NoError(t, b.k.WriteSidecar(f, b.albums[1], nil))
+		assert.Contains(t, b.read("A/.meta/x.jpg.json"), `"visibility": "`+name+`"`)
+	}
+
 	bare := &state.File{ID: 12, Entries: map[int64]*state.Entry{1: {Name: "y.jpg", Parts: []string{"y.jpg"}}}}
 	require.NoError(t, b.k.WriteSidecar(bare, b.albums[1], nil))
 	sc = nil

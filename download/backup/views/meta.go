@@ -28,7 +28,11 @@ type sidecarJSON struct {
 	Info             sidecarInfo     `json:"info"`
 	PhotoTakenTime   takeoutTime     `json:"photoTakenTime"`
 	GeoData          *takeoutGeoData `json:"geoData,omitempty"`
-	Quak             quakInfo        `json:"quak"`
+	// Visibility is quak's addition, as in album_meta.json: "archived" or
+	// "hidden" for a file its owner archived or hid on its own, absent for
+	// a visible one.
+	Visibility string   `json:"visibility,omitempty"`
+	Quak       quakInfo `json:"quak"`
 }
 
 type location struct {
@@ -76,7 +80,8 @@ func newSidecar(f *state.File, c *state.Collection, e *state.Entry) *sidecarJSON
 			Timestamp: strconv.FormatInt(m.CreationTime/1_000_000, 10),
 			Formatted: micros(m.CreationTime).Format("Jan 2, 2006, 3:04:05 PM UTC"),
 		},
-		Quak: quakInfo{CollectionID: c.ID, Album: c.Name, FileType: m.FileType, HashCheck: "none"},
+		Quak:       quakInfo{CollectionID: c.ID, Album: c.Name, FileType: m.FileType, HashCheck: "none"},
+		Visibility: visibilityName(m.Visibility),
 	}
 	if m.Caption != "" {
 		c := m.Caption
@@ -110,7 +115,8 @@ type albumMeta struct {
 	Visibility string `json:"visibility,omitempty"`
 }
 
-// visibilityName is how album_meta.json says an album's visibility.
+// visibilityName is how album_meta.json and the sidecars say a
+// visibility.
 func visibilityName(v int) string {
 	switch v {
 	case 1:
