@@ -246,7 +246,8 @@ func (r *pipeline) findLosses(ctx context.Context) error {
 func (r *pipeline) lister(seen *listing) *lister {
 	o := r.o
 	names := &partNames{root: r.f.Dir, names: r.names, disk: r.disk, views: r.views, expected: r.expected}
-	adopt := &adopter{root: r.f.Dir, albums: r.albums, names: r.names, views: r.views, tally: r.tally}
+	adopt := &adopter{root: r.f.Dir, albums: r.albums, names: r.names, parts: names, disk: r.disk, views: r.views, tally: r.tally,
+		local: &localFiles{root: r.f.Dir, st: r.st, claimed: r.albums.claimed}}
 	relink := &relinker{st: r.st, shown: o.Dir, albums: r.albums, disk: r.disk, views: r.views, tally: r.tally, commit: r.commit}
 	update := &updater{albums: r.albums, names: r.names, parts: names, disk: r.disk, views: r.views, tally: r.tally,
 		untrash: &untrasher{root: r.f.Dir, albums: r.albums, parts: names, disk: r.disk, views: r.views, tally: r.tally}}

@@ -135,6 +135,23 @@ func (s *albumSet) partsExist(c *state.Collection, e *state.Entry) bool {
 	return true
 }
 
+// claimed are the paths, relative to DIR, of every part a record keeps
+// in an album folder.
+func (s *albumSet) claimed() (map[string]bool, error) {
+	out := map[string]bool{}
+	err := s.st.Briefs(func(b state.Brief) error {
+		for _, p := range b.Places {
+			if c := s.colls[p.CollectionID]; c != nil {
+				for _, part := range p.Parts {
+					out[filepath.Join(c.Folder, part)] = true
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // source finds a current saved copy of the file whose parts exist on disk,
 // its album and its folder.
 func (s *albumSet) source(sf *state.File) (*state.Entry, *state.Collection, string) {

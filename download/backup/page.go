@@ -149,6 +149,10 @@ func (pg *pager) entry(ctx context.Context, a *catalog.Album, c *state.Collectio
 			w.add(stamp(rec, c.ID, raw.UpdationTime))
 			return nil
 		}
+		if rec := pg.adopt.adoptContent(ctx, it, sf, a, c); rec != nil {
+			w.add(stamp(rec, c.ID, raw.UpdationTime))
+			return nil
+		}
 		w.download(it, sf)
 	default:
 		rec, again, err := pg.update.update(it, sf, a, c)

@@ -350,7 +350,8 @@ func fetcherFor(l *memLib) *download.Fetcher {
 
 // adopter, untrasher and updater are the bench's collaborators.
 func (u *unit) adopter() *adopter {
-	return &adopter{root: u.dir, albums: u.albums, names: u.names, views: u.views, tally: u.tally}
+	return &adopter{root: u.dir, albums: u.albums, names: u.names, parts: u.parts, disk: u.disk, views: u.views, tally: u.tally,
+		local: &localFiles{root: u.dir, st: u.st, claimed: u.albums.claimed}}
 }
 
 func (u *unit) untrasher() *untrasher {
