@@ -141,7 +141,7 @@ func (r *pipeline) run(ctx context.Context, st *state.Store) (_ *Summary, err er
 			return r.tally.summary(), err
 		}
 	}
-	seen := newListing()
+	seen := newProof()
 	err = r.lister(seen).sync(ctx)
 	if err == nil && r.o.Prune {
 		err = r.pruner(seen).prune(ctx)
@@ -243,7 +243,7 @@ func (r *pipeline) findLosses(ctx context.Context) error {
 
 // lister wires the collaborators of the listing, which note what it
 // showed in seen.
-func (r *pipeline) lister(seen *listing) *lister {
+func (r *pipeline) lister(seen *proof) *lister {
 	o := r.o
 	names := &partNames{root: r.f.Dir, names: r.names, disk: r.disk, views: r.views, expected: r.expected}
 	adopt := &adopter{root: r.f.Dir, albums: r.albums, names: r.names, parts: names, disk: r.disk, views: r.views, tally: r.tally,
@@ -265,7 +265,7 @@ func (r *pipeline) lister(seen *listing) *lister {
 	}
 	l := &lister{st: r.st, lib: o.Library, policy: r.policy, shown: o.Dir, filter: o.Filter, metadataOnly: o.MetadataOnly,
 		albums: r.albums, relink: relink, pages: pages, views: r.views, seen: seen, down: r.down, tally: r.tally, commit: r.commit,
-		record: &albumRecorder{root: r.f.Dir, albums: r.albums, names: r.names, adopt: adopt, views: r.views, disk: r.disk,
+		recorder: &albumRecorder{root: r.f.Dir, albums: r.albums, names: r.names, adopt: adopt, views: r.views, disk: r.disk,
 			tally: r.tally, commit: r.commit},
 		retries: &retrier{st: r.st, filter: o.Filter, albums: r.albums, pages: pages, commit: r.commit}}
 	if o.FreeSpace != nil {
@@ -276,7 +276,7 @@ func (r *pipeline) lister(seen *listing) *lister {
 }
 
 // pruner wires the prune of what the listing (seen) showed deleted.
-func (r *pipeline) pruner(seen *listing) *pruner {
+func (r *pipeline) pruner(seen *proof) *pruner {
 	o := r.o
 	return &pruner{root: r.f.Dir, trash: r.f.Trash(), st: r.st, lib: o.Library, policy: r.policy, filter: o.Filter,
 		maxDelete: o.MaxDelete, now: o.Now, seen: seen, views: r.views, disk: r.disk, down: r.down, tally: r.tally, commit: r.commit}

@@ -142,3 +142,27 @@ func (l *LinkLibrary) only(collectionID int64) error {
 	}
 	return nil
 }
+
+// maxListingPages is the most pages one album's listing may take, far
+// beyond any real album (museum gives 2,500 entries a page): a server
+// that lists without end is stopped, not followed for ever.
+var maxListingPages = 20_000
+
+// errEndless reports an album whose listing did not end within
+// maxListingPages pages.
+var errEndless = errors.New("listing files: the server's listing of the album did not end (it may be hostile or broken); stopping it")
+
+// errStuck reports a listing page that says there is more without going
+// past where the listing was: reading on would read the same page for
+// ever, and stopping would take a part of the album for the whole.
+var errStuck = errors.New("the server says there is more but its listing does not go on")
+
+// stuckListing is errStuck for a listing at since.
+func stuckListing(since int64) error {
+	return fmt.Errorf("listing files: %w past %d (it may be hostile or broken)", errStuck, since)
+}
+
+// brokenListing reports whether err is a listing that could not be read
+// whole because the server's listing is broken: one that never ends or
+// does not go on.
+func brokenListing(err error) bool { return errors.Is(err, errStuck) || errors.Is(err, errEndless) }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download/backup/views"
@@ -31,37 +30,17 @@ type lister struct {
 	filter       filter.Set
 	metadataOnly bool
 	albums       *albumSet
-	record       *albumRecorder
+	recorder     *albumRecorder
 	retries      *retrier
 	space        *spaceCheck // nil: no free-space check
 	relink       *relinker
 	pages        *pager
 	views        *views.Keeper
-	seen         *listing
+	seen         *proof
 	down         *outage
 	tally        *tally
 	commit       func([]*state.File, *state.Collection) error
 }
-
-// listing is what this run's listings showed: the proof --prune acts on.
-type listing struct {
-	mu sync.Mutex
-	// tombstones are the albums the listing shows deleted; goneNow, the
-	// album copies their diffs show deleted; listed, the latest
-	// updationTime shown for each album entry (latestOnly); vanished
-	// counts albums whose diff answered 404 though listed as live.
-	tombstones map[int64]bool
-	goneNow    map[entryKey]bool
-	listed     map[entryKey]int64
-	vanished   int
-}
-
-func newListing() *listing {
-	return &listing{tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{}, listed: map[entryKey]int64{}}
-}
-
-// entryKey is a file's entry in an album.
-type entryKey struct{ file, collection int64 }
 
 // sync lists every album (one call), retries last run's failures, then
 // brings each changed album up to date. A no-change run therefore makes a
@@ -165,9 +144,9 @@ func (l *lister) checkPatterns(albums map[int64]*catalog.Album) error {
 // since its cursor, walks its diff page by page.
 func (l *lister) syncAlbum(ctx context.Context, a *catalog.Album) error {
 	if a.Deleted {
-		return l.record.gone(l.albums.all()[a.ID])
+		return l.recorder.gone(l.albums.all()[a.ID])
 	}
-	c, err := l.record.album(a)
+	c, err := l.recorder.recordAlbum(a)
 	if err != nil {
 		return err
 	}
@@ -216,30 +195,6 @@ func (l *lister) walk(ctx context.Context, a *catalog.Album, c *state.Collection
 	}
 }
 
-// maxListingPages is the most pages one album's listing may take, far
-// beyond any real album (museum gives 2,500 entries a page): a server
-// that lists without end is stopped, not followed for ever.
-var maxListingPages = 20_000
-
-// errEndless reports an album whose listing did not end within
-// maxListingPages pages.
-var errEndless = errors.New("listing files: the server's listing of the album did not end (it may be hostile or broken); stopping it")
-
-// errStuck reports a listing page that says there is more without going
-// past where the listing was: reading on would read the same page for
-// ever, and stopping would take a part of the album for the whole.
-var errStuck = errors.New("the server says there is more but its listing does not go on")
-
-// stuckListing is errStuck for a listing at since.
-func stuckListing(since int64) error {
-	return fmt.Errorf("listing files: %w past %d (it may be hostile or broken)", errStuck, since)
-}
-
-// brokenListing reports whether err is a listing that could not be read
-// whole because the server's listing is broken: one that never ends or
-// does not go on.
-func brokenListing(err error) bool { return errors.Is(err, errStuck) || errors.Is(err, errEndless) }
-
 // listingFailed handles a page that could not be listed: an outage stops
 // the run, an album gone since the listing is recorded gone.
 func (l *lister) listingFailed(ctx context.Context, c *state.Collection, err error) error {
@@ -253,7 +208,7 @@ func (l *lister) listingFailed(ctx context.Context, c *state.Collection, err err
 		l.seen.mu.Lock()
 		l.seen.vanished++ // not a tombstone: --prune will not act on this run
 		l.seen.mu.Unlock()
-		return l.record.gone(c) // deleted since the listing
+		return l.recorder.gone(c) // deleted since the listing
 	}
 	return fmt.Errorf("listing files: %w", err)
 }
@@ -265,7 +220,7 @@ func (l *lister) applyPage(ctx context.Context, a *catalog.Album, c *state.Colle
 	if err != nil {
 		return true, err
 	}
-	files, complete, err := l.pages.page(ctx, a, c, entries)
+	files, complete, err := l.pages.apply(ctx, a, c, entries)
 	next := *c
 	if complete && !l.metadataOnly {
 		next.Cursor = apiclient.DiffCursor(c.Cursor, page.Diff)
@@ -281,15 +236,15 @@ func (l *lister) applyPage(ctx context.Context, a *catalog.Album, c *state.Colle
 	return err != nil || !complete || !page.HasMore, err
 }
 
-// listed is one page of an album's listing, or why it could not be had.
-type listed struct {
+// pageResult is one page of an album's listing, or why it could not be had.
+type pageResult struct {
 	page *apiclient.DiffPage
 	err  error
 }
 
 // listPage lists album id's page after since in the background.
-func (l *lister) listPage(ctx context.Context, id, since int64) <-chan listed {
-	out := make(chan listed, 1)
+func (l *lister) listPage(ctx context.Context, id, since int64) <-chan pageResult {
+	out := make(chan pageResult, 1)
 	go func() {
 		var page *apiclient.DiffPage
 		err := retry.Do(ctx, l.policy, func(ctx context.Context) error {
@@ -297,7 +252,7 @@ func (l *lister) listPage(ctx context.Context, id, since int64) <-chan listed {
 			page, err = l.lib.Diff(ctx, id, since)
 			return err
 		})
-		out <- listed{page, err}
+		out <- pageResult{page, err}
 	}()
 	return out
 }
@@ -367,16 +322,6 @@ func pendingIn(sf *state.File, cid, t int64) bool {
 	return false
 }
 
-// takeAlbum applies the run's album filters f.
-func takeAlbum(f filter.Set, a *catalog.Album) bool {
-	return f.TakeAlbum(filter.Album{ID: a.ID, Name: a.Name, OwnerID: a.OwnerID, Visibility: a.Visibility})
-}
-
-// takeFile applies the run's file filters f (type, creation time).
-func takeFile(f filter.Set, it *catalog.Item) bool {
-	return f.TakeFile(filter.File{FileType: it.Meta.FileType, CreationTime: it.Meta.CreationTime})
-}
-
 // albumRecorder records each album as the listing shows it, and keeps its
 // folder in step: new (its folder picked, or an `ente export`'s adopted),
 // renamed, back, deleted, or with another visibility.
@@ -391,9 +336,9 @@ type albumRecorder struct {
 	commit func([]*state.File, *state.Collection) error
 }
 
-// album records album a as the listing shows it: new (its folder
+// recordAlbum records album a as the listing shows it: new (its folder
 // picked), renamed or back (its folder moved), or with another visibility.
-func (ar *albumRecorder) album(a *catalog.Album) (*state.Collection, error) {
+func (ar *albumRecorder) recordAlbum(a *catalog.Album) (*state.Collection, error) {
 	c := ar.albums.all()[a.ID]
 	switch {
 	case c == nil:

@@ -19,12 +19,12 @@ import (
 // lister wires a lister over the bench and its library, downloading with
 // save.
 func (u *unit) lister(save saveFunc) *lister {
-	seen := newListing()
+	seen := newProof()
 	pages := u.pager(save, 2)
 	pages.seen = seen
 	adopt := u.adopter()
 	return &lister{st: u.st, lib: u.lib, policy: noRetry(), shown: u.dir, albums: u.albums,
-		record: &albumRecorder{root: u.dir, albums: u.albums, names: u.names, adopt: adopt, views: u.views, disk: u.disk,
+		recorder: &albumRecorder{root: u.dir, albums: u.albums, names: u.names, adopt: adopt, views: u.views, disk: u.disk,
 			tally: u.tally, commit: u.commit},
 		retries: &retrier{st: u.st, albums: u.albums, pages: pages, commit: u.commit},
 		relink:  u.relinker(), pages: pages, views: u.views, seen: seen, down: &outage{}, tally: u.tally, commit: u.commit}
@@ -143,23 +143,23 @@ func TestListerAppliesAnEntryListedAgainOnlyOnce(t *testing.T) {
 
 func TestAlbumRecorderNamesMovesAndMarksAlbumFolders(t *testing.T) {
 	u := newUnit(t)
-	ar := u.lister((&saves{}).save).record
-	c, err := ar.album(&catalog.Album{ID: 1, Name: "Trip", Type: "album", OwnerID: 1})
+	ar := u.lister((&saves{}).save).recorder
+	c, err := ar.recordAlbum(&catalog.Album{ID: 1, Name: "Trip", Type: "album", OwnerID: 1})
 	require.NoError(t, err)
 	assert.Equal(t, "Trip", c.Folder)
 	u.write("Other/mine.txt", "the user's")
-	c2, err := ar.album(&catalog.Album{ID: 2, Name: "Other", Type: "album", OwnerID: 1})
+	c2, err := ar.recordAlbum(&catalog.Album{ID: 2, Name: "Other", Type: "album", OwnerID: 1})
 	require.NoError(t, err)
 	assert.Equal(t, "Other_1", c2.Folder, "a folder quak did not make is left alone")
 
-	_, err = ar.album(&catalog.Album{ID: 1, Name: "Trip 2026", Type: "album", OwnerID: 1, Visibility: 1})
+	_, err = ar.recordAlbum(&catalog.Album{ID: 1, Name: "Trip 2026", Type: "album", OwnerID: 1, Visibility: 1})
 	require.NoError(t, err)
 	assert.DirExists(t, filepath.Join(u.dir, "Trip 2026"))
 	assert.NoDirExists(t, filepath.Join(u.dir, "Trip"))
 	assert.Contains(t, u.read("Trip 2026/.meta/album_meta.json"), `"visibility": "archived"`)
 	require.Len(t, u.kinds(AlbumRenamed), 1)
 
-	_, err = ar.album(&catalog.Album{ID: 1, Name: "Trip 2026", Type: "album", OwnerID: 1, Visibility: 2})
+	_, err = ar.recordAlbum(&catalog.Album{ID: 1, Name: "Trip 2026", Type: "album", OwnerID: 1, Visibility: 2})
 	require.NoError(t, err)
 	assert.Contains(t, u.read("Trip 2026/.meta/album_meta.json"), `"visibility": "hidden"`)
 
@@ -171,7 +171,7 @@ func TestAlbumRecorderNamesMovesAndMarksAlbumFolders(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, colls[1].Deleted)
 
-	c, err = ar.album(&catalog.Album{ID: 1, Name: "Trip 2026", Type: "album", OwnerID: 1})
+	c, err = ar.recordAlbum(&catalog.Album{ID: 1, Name: "Trip 2026", Type: "album", OwnerID: 1})
 	require.NoError(t, err)
 	assert.False(t, c.Deleted, "back: shared again")
 	assert.Zero(t, c.Cursor, "listed from scratch")
@@ -181,11 +181,11 @@ func TestAlbumRecorderAdoptsAnExportsFolderOfTheSameAlbum(t *testing.T) {
 	u := newUnit(t)
 	u.write("Trip/.meta/album_meta.json", `{"id": 1, "albumName": "Trip"}`)
 	u.write("Work/.meta/album_meta.json", `{"id": 9, "albumName": "Work"}`)
-	ar := u.lister((&saves{}).save).record
-	c, err := ar.album(&catalog.Album{ID: 1, Name: "Trip", Type: "album", OwnerID: 1})
+	ar := u.lister((&saves{}).save).recorder
+	c, err := ar.recordAlbum(&catalog.Album{ID: 1, Name: "Trip", Type: "album", OwnerID: 1})
 	require.NoError(t, err)
 	assert.Equal(t, "Trip", c.Folder, "the export's folder of this album")
-	c, err = ar.album(&catalog.Album{ID: 2, Name: "Work", Type: "album", OwnerID: 1})
+	c, err = ar.recordAlbum(&catalog.Album{ID: 2, Name: "Work", Type: "album", OwnerID: 1})
 	require.NoError(t, err)
 	assert.Equal(t, "Work_1", c.Folder, "another album's is not taken")
 	require.NoError(t, os.RemoveAll(filepath.Join(u.dir, "Work")))

@@ -14,6 +14,26 @@ import (
 	"github.com/quak-photos/quak/download/state"
 )
 
+// proof is what this run's listings showed: what --prune acts on.
+type proof struct {
+	mu sync.Mutex
+	// tombstones are the albums the listing shows deleted; goneNow, the
+	// album copies their diffs show deleted; listed, the latest
+	// updationTime shown for each album entry (latestOnly); vanished
+	// counts albums whose diff answered 404 though listed as live.
+	tombstones map[int64]bool
+	goneNow    map[entryKey]bool
+	listed     map[entryKey]int64
+	vanished   int
+}
+
+func newProof() *proof {
+	return &proof{tombstones: map[int64]bool{}, goneNow: map[entryKey]bool{}, listed: map[entryKey]int64{}}
+}
+
+// entryKey is a file's entry in an album.
+type entryKey struct{ file, collection int64 }
+
 // pageWork is what one page of a listing asks for: the records to commit,
 // and the files to download with their earlier records.
 type pageWork struct {
@@ -49,7 +69,7 @@ type pager struct {
 	shown        string // DIR as the run was given it
 	filter       filter.Set
 	metadataOnly bool
-	seen         *listing
+	seen         *proof
 	names        *partNames
 	expected     *expected
 	adopt        *adopter
@@ -60,10 +80,10 @@ type pager struct {
 	tally        *tally
 }
 
-// page handles one page of an album's entries: downloads run concurrently,
+// apply handles one page of an album's entries: downloads run concurrently,
 // everything else inline. It returns the records to commit, whether every
 // entry was saved or recorded as failed, and an error that stops the run.
-func (pg *pager) page(ctx context.Context, a *catalog.Album, c *state.Collection, entries []apiclient.File) ([]*state.File, bool, error) {
+func (pg *pager) apply(ctx context.Context, a *catalog.Album, c *state.Collection, entries []apiclient.File) ([]*state.File, bool, error) {
 	w := &pageWork{prev: map[int64]*state.File{}}
 	for _, raw := range pg.latestOnly(c.ID, entries) {
 		if err := pg.entry(ctx, a, c, &raw, w); err != nil {
@@ -136,7 +156,7 @@ func (pg *pager) entry(ctx context.Context, a *catalog.Album, c *state.Collectio
 	case err != nil:
 		w.add(failedRecord(pg.tally, sf, raw, a, "", err))
 	case it.Deleted:
-		pg.deleted(sf, raw, a, c, w)
+		pg.markDeleted(sf, raw, a, c, w)
 	case pg.metadataOnly && (fresh(sf) || sf.Header != keys.EncodeB64(it.Header)):
 		// media: left for a full run, whose cursor has not moved
 	case pg.metadataOnly:
@@ -217,9 +237,9 @@ func (pg *pager) skip(sf *state.File, raw *apiclient.File, a *catalog.Album, it 
 	return rec
 }
 
-// deleted marks an album entry removed or trashed on the server. The local
+// markDeleted marks an album entry removed or trashed on the server. The local
 // copy is kept: quak is an archive, not a mirror.
-func (pg *pager) deleted(sf *state.File, raw *apiclient.File, a *catalog.Album, c *state.Collection, w *pageWork) {
+func (pg *pager) markDeleted(sf *state.File, raw *apiclient.File, a *catalog.Album, c *state.Collection, w *pageWork) {
 	if sf == nil || sf.Entries[c.ID] == nil {
 		return
 	}
@@ -236,4 +256,14 @@ func (pg *pager) deleted(sf *state.File, raw *apiclient.File, a *catalog.Album, 
 	pg.tally.emit(Event{Kind: DeletedOnServer, Album: a.Name, Title: e.Meta.Title, FileID: sf.ID, CollectionID: c.ID,
 		Path: filepath.Join(c.Folder, e.Name)})
 	w.add(stamp(rec, c.ID, raw.UpdationTime))
+}
+
+// takeAlbum applies the run's album filters f.
+func takeAlbum(f filter.Set, a *catalog.Album) bool {
+	return f.TakeAlbum(filter.Album{ID: a.ID, Name: a.Name, OwnerID: a.OwnerID, Visibility: a.Visibility})
+}
+
+// takeFile applies the run's file filters f (type, creation time).
+func takeFile(f filter.Set, it *catalog.Item) bool {
+	return f.TakeFile(filter.File{FileType: it.Meta.FileType, CreationTime: it.Meta.CreationTime})
 }

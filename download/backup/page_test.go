@@ -21,7 +21,7 @@ import (
 // once.
 func (u *unit) pager(save saveFunc, workers int) *pager {
 	update := u.updater()
-	return &pager{st: u.st, shown: u.dir, seen: newListing(), names: u.parts, expected: u.exp, adopt: u.adopter(),
+	return &pager{st: u.st, shown: u.dir, seen: newProof(), names: u.parts, expected: u.exp, adopt: u.adopter(),
 		update: update, refresh: &refresher{update: update, albums: u.albums, disk: u.disk, views: u.views, tally: u.tally},
 		save: save, workers: workers, tally: u.tally}
 }
@@ -57,7 +57,7 @@ func TestPagerNamesNewFilesInThePagesOrderAndDownloadsThem(t *testing.T) {
 	r1, _ := u.file(a, 11, "x.jpg", []byte("one"), 10)
 	r2, _ := u.file(a, 12, "x.jpg", []byte("two"), 20)
 	s := &saves{}
-	files, complete, err := u.pager(s.save, 4).page(context.Background(), a, c, []apiclient.File{*r1, *r2})
+	files, complete, err := u.pager(s.save, 4).apply(context.Background(), a, c, []apiclient.File{*r1, *r2})
 	require.NoError(t, err)
 	assert.True(t, complete)
 	assert.Equal(t, map[int64][]string{11: {"x.jpg"}, 12: {"x_1.jpg"}}, s.named, "the first listed takes the plain name")
@@ -95,7 +95,7 @@ func TestPagerRunsAtMostItsWorkersAtOnce(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := u.pager(save, 2).page(context.Background(), a, c, entries)
+		_, _, err := u.pager(save, 2).apply(context.Background(), a, c, entries)
 		done <- err
 	}()
 	deadline := time.After(10 * time.Second)
@@ -127,7 +127,7 @@ func TestPagerStopsAtAnErrorThatStopsTheRunAndReturnsIt(t *testing.T) {
 	}
 	full := &DirError{Dir: u.dir, Reason: "is full"}
 	s := &saves{fail: map[int64]error{10: full}}
-	files, complete, err := u.pager(s.save, 1).page(context.Background(), a, c, entries)
+	files, complete, err := u.pager(s.save, 1).apply(context.Background(), a, c, entries)
 	assert.ErrorIs(t, err, full)
 	assert.False(t, complete)
 	assert.Empty(t, files)
@@ -140,7 +140,7 @@ func TestPagerMarksADeletionAndKeepsTheCopy(t *testing.T) {
 	_, it := u.file(a, 11, "x.jpg", []byte("x"), 10)
 	u.saved(c, it, "x.jpg", []byte("x"))
 	pg := u.pager((&saves{}).save, 1)
-	files, _, err := pg.page(context.Background(), a, c, []apiclient.File{{ID: 11, CollectionID: 1, IsDeleted: true, UpdationTime: 30}})
+	files, _, err := pg.apply(context.Background(), a, c, []apiclient.File{{ID: 11, CollectionID: 1, IsDeleted: true, UpdationTime: 30}})
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	assert.True(t, files[0].Entries[c.ID].Deleted)
@@ -153,10 +153,10 @@ func TestPagerMarksADeletionAndKeepsTheCopy(t *testing.T) {
 
 	// The same entry again in this run is not applied twice; a deletion of
 	// a file never saved asks for nothing.
-	files, _, err = pg.page(context.Background(), a, c, []apiclient.File{{ID: 11, CollectionID: 1, IsDeleted: true, UpdationTime: 30}})
+	files, _, err = pg.apply(context.Background(), a, c, []apiclient.File{{ID: 11, CollectionID: 1, IsDeleted: true, UpdationTime: 30}})
 	require.NoError(t, err)
 	assert.Empty(t, files)
-	files, _, err = pg.page(context.Background(), a, c, []apiclient.File{{ID: 99, CollectionID: 1, IsDeleted: true, UpdationTime: 31}})
+	files, _, err = pg.apply(context.Background(), a, c, []apiclient.File{{ID: 99, CollectionID: 1, IsDeleted: true, UpdationTime: 31}})
 	require.NoError(t, err)
 	assert.Empty(t, files)
 }
@@ -168,7 +168,7 @@ func TestPagerSkipsWhatTheFiltersLeaveOutAndKeepsItsEntry(t *testing.T) {
 	s := &saves{}
 	pg := u.pager(s.save, 1)
 	pg.filter = filter.Set{Since: time.Unix(2_000_000_000, 0)} // only files from 2033 on
-	files, _, err := pg.page(context.Background(), a, c, []apiclient.File{*r})
+	files, _, err := pg.apply(context.Background(), a, c, []apiclient.File{*r})
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	assert.Equal(t, state.Skipped, files[0].Status)
@@ -186,7 +186,7 @@ func TestPagerFailsAnEntryThatDoesNotOpen(t *testing.T) {
 	bad := *r
 	bad.EncryptedKey = append([]byte{}, r.EncryptedKey...)
 	bad.EncryptedKey[0] ^= 1
-	files, complete, err := u.pager((&saves{}).save, 1).page(context.Background(), a, c, []apiclient.File{bad})
+	files, complete, err := u.pager((&saves{}).save, 1).apply(context.Background(), a, c, []apiclient.File{bad})
 	require.NoError(t, err)
 	assert.True(t, complete, "a failed file is recorded, not a stop")
 	require.Len(t, files, 1)
@@ -202,7 +202,7 @@ func TestPagerLeavesAnUnchangedFileAndAppliesOnlyAFilesLatestEntry(t *testing.T)
 	u.saved(c, it, "x.jpg", []byte("x"))
 	s := &saves{}
 	pg := u.pager(s.save, 1)
-	files, _, err := pg.page(context.Background(), a, c, []apiclient.File{*r})
+	files, _, err := pg.apply(context.Background(), a, c, []apiclient.File{*r})
 	require.NoError(t, err)
 	assert.Empty(t, files, "nothing changed")
 
@@ -210,7 +210,7 @@ func TestPagerLeavesAnUnchangedFileAndAppliesOnlyAFilesLatestEntry(t *testing.T)
 	// the older one is not applied after it.
 	older := *r
 	older.UpdationTime = 5
-	files, _, err = pg.page(context.Background(), a, c, []apiclient.File{{ID: 11, CollectionID: 1, IsDeleted: true, UpdationTime: 40}, older})
+	files, _, err = pg.apply(context.Background(), a, c, []apiclient.File{{ID: 11, CollectionID: 1, IsDeleted: true, UpdationTime: 40}, older})
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	assert.True(t, files[0].Entries[c.ID].Deleted)
@@ -224,7 +224,7 @@ func TestPagerInAMetadataOnlyRunDownloadsNothing(t *testing.T) {
 	s := &saves{}
 	pg := u.pager(s.save, 1)
 	pg.metadataOnly = true
-	files, _, err := pg.page(context.Background(), a, c, []apiclient.File{*r})
+	files, _, err := pg.apply(context.Background(), a, c, []apiclient.File{*r})
 	require.NoError(t, err)
 	assert.Empty(t, files)
 	assert.Empty(t, s.order, "media waits for a full run")

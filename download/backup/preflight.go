@@ -244,7 +244,7 @@ func (r *retrier) retry(ctx context.Context, albums map[int64]*catalog.Album) er
 		return err
 	}
 	for _, id := range slices.Sorted(maps.Keys(byAlbum)) {
-		files, _, err := r.pages.page(ctx, albums[id], r.albums.all()[id], byAlbum[id])
+		files, _, err := r.pages.apply(ctx, albums[id], r.albums.all()[id], byAlbum[id])
 		if cerr := r.commit(files, nil); cerr != nil {
 			return errors.Join(err, cerr)
 		}

@@ -48,7 +48,7 @@ type pruner struct {
 	filter    filter.Set
 	maxDelete int
 	now       func() time.Time
-	seen      *listing
+	seen      *proof
 	views     *views.Keeper
 	disk      disk
 	down      *outage

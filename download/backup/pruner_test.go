@@ -18,7 +18,7 @@ import (
 
 var unitDay = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 
-func (u *unit) pruner(seen *listing) *pruner {
+func (u *unit) pruner(seen *proof) *pruner {
 	return &pruner{root: u.dir, trash: u.f.Trash(), st: u.st, lib: u.lib, policy: noRetry(), maxDelete: 10,
 		now: func() time.Time { return unitDay }, seen: seen, views: u.views, disk: u.disk, down: &outage{}, tally: u.tally,
 		commit: u.commit}
@@ -39,7 +39,7 @@ func TestPrunerMovesWhatTheListingProvesDeletedToTheTrash(t *testing.T) {
 	u := newUnit(t)
 	_, c := u.album(1, "A")
 	u.markedGone(c, 11, "x.jpg")
-	seen := newListing()
+	seen := newProof()
 	seen.goneNow[entryKey{11, 1}] = true
 	require.NoError(t, u.pruner(seen).prune(context.Background()))
 	assert.Empty(t, u.read("A/x.jpg"))
@@ -62,7 +62,7 @@ func TestPrunerAsksTheServerAboutAnEarlierRunsMark(t *testing.T) {
 	u.lib.entries[1] = u.lib.entries[1][1:]
 	u.markedGone(c, 13, "unknown.jpg")
 	u.lib.fail["entry 1/13"] = &errs.ApiError{Status: 500}
-	require.NoError(t, u.pruner(newListing()).prune(context.Background()))
+	require.NoError(t, u.pruner(newProof()).prune(context.Background()))
 	assert.Empty(t, u.read("A/gone.jpg"), "404: proven")
 	assert.Equal(t, "live.jpg", u.read("A/live.jpg"))
 	assert.False(t, u.fileRecord(12).Entries[1].Deleted, "a wrong mark is cleared")
@@ -84,7 +84,7 @@ func TestPrunerMovesNothingAfterErrorsFiltersOrTooManyDeletions(t *testing.T) {
 			_, c := u.album(1, "A")
 			u.markedGone(c, 11, "x.jpg")
 			u.markedGone(c, 12, "y.jpg")
-			seen := newListing()
+			seen := newProof()
 			seen.goneNow[entryKey{11, 1}], seen.goneNow[entryKey{12, 1}] = true, true
 			pr := u.pruner(seen)
 			set(u, pr)
@@ -105,7 +105,7 @@ func TestPrunerMovesADeletedAlbumsFolderOnceItsFilesAreGone(t *testing.T) {
 	require.NoError(t, u.commit(nil, c))
 	require.NoError(t, u.views.WriteAlbumMeta(c))
 	u.write("A/notes.txt", "the user's")
-	seen := newListing()
+	seen := newProof()
 	seen.tombstones[1] = true
 	require.NoError(t, u.pruner(seen).prune(context.Background()))
 	assert.Equal(t, "x", u.read(".quak/trash/2026-03-04/A/x.jpg"))
