@@ -351,8 +351,8 @@ func TestNoSidecarsAtAll(t *testing.T) {
 
 // A run killed between a file's rename and its page's commit leaves the
 // file at its final name, unrecorded. With no `ente export` sidecar to
-// name it, its bytes do: the next run takes the name back instead of
-// saving a second copy as x_1.jpg.
+// name it, its bytes do: the next run takes it where it is, downloading
+// nothing, instead of saving a second copy as x_1.jpg.
 func TestAnUnrecordedSaveIsRecognisedWithoutEnteSidecars(t *testing.T) {
 	for _, style := range []sidecars.Style{sidecars.None, sidecars.Takeout} {
 		t.Run(string(style), func(t *testing.T) {
@@ -370,8 +370,11 @@ func TestAnUnrecordedSaveIsRecognisedWithoutEnteSidecars(t *testing.T) {
 			e.mustRun()
 			require.NoError(t, os.WriteFile(db, before, 0o600)) // as if the commit never happened
 
+			downloads := e.downloads()
 			sum := e.mustRun()
-			assert.Equal(t, 2, sum.New)
+			assert.Equal(t, 2, sum.Adopted)
+			assert.Zero(t, sum.New)
+			assert.Equal(t, downloads, e.downloads())
 			for _, p := range e.walk() {
 				assert.NotContains(t, p, "_1", "saved a second time: %s", p)
 			}
