@@ -9,6 +9,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/state"
 )
 
 // Library is what a backup reads: the albums, their files, and the files'
@@ -166,3 +167,20 @@ func stuckListing(since int64) error {
 // whole because the server's listing is broken: one that never ends or
 // does not go on.
 func brokenListing(err error) bool { return errors.Is(err, errStuck) || errors.Is(err, errEndless) }
+
+// ListOverlap is how far behind its cursor an album that changed is
+// listed again, in µs (10 minutes). museum stamps an entry's updationTime
+// when the upload request arrives and commits it up to seconds later
+// (after checking the object store, up to ~1.5 s of retries), then sets
+// the album's time to that stamp, not to the latest: an entry can appear
+// below a cursor a run has already passed. Entries listed again are
+// applied only if this backup has not applied them (by file id and time).
+const ListOverlap = 10 * 60 * 1_000_000
+
+// listFrom says whether album a is listed this run, from which sinceTime,
+// and floor, the cursor at or below which entries may be applied already.
+// An album is listed when its time differs from the one of its last full
+// listing, in either direction (museum can set it back).
+func listFrom(a *catalog.Album, c *state.Collection) (since, floor int64, list bool) {
+	return max(c.Cursor-ListOverlap, 0), c.Cursor, c.Seen == 0 || a.UpdationTime != c.Seen
+}

@@ -257,23 +257,6 @@ func (l *lister) listPage(ctx context.Context, id, since int64) <-chan pageResul
 	return out
 }
 
-// ListOverlap is how far behind its cursor an album that changed is
-// listed again, in µs (10 minutes). museum stamps an entry's updationTime
-// when the upload request arrives and commits it up to seconds later
-// (after checking the object store, up to ~1.5 s of retries), then sets
-// the album's time to that stamp, not to the latest: an entry can appear
-// below a cursor a run has already passed. Entries listed again are
-// applied only if this backup has not applied them (by file id and time).
-const ListOverlap = 10 * 60 * 1_000_000
-
-// listFrom says whether album a is listed this run, from which sinceTime,
-// and floor, the cursor at or below which entries may be applied already.
-// An album is listed when its time differs from the one of its last full
-// listing, in either direction (museum can set it back).
-func listFrom(a *catalog.Album, c *state.Collection) (since, floor int64, list bool) {
-	return max(c.Cursor-ListOverlap, 0), c.Cursor, c.Seen == 0 || a.UpdationTime != c.Seen
-}
-
 // unapplied drops from a listing page the entries at or below floor that
 // this backup applied already: the same file in the same album at the same
 // time. What is left is new, or a late commit.
