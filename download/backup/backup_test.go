@@ -483,13 +483,3 @@ func TestAPageAnnouncesWhatItDownloads(t *testing.T) {
 	e.mustRun()
 	assert.Empty(t, e.kinds(Planned), "a rename downloads nothing")
 }
-
-// sameFile reports whether a and b are one file (hard links to it).
-func sameFile(a, b string) bool {
-	fa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	fb, err := os.Stat(b)
-	return err == nil && os.SameFile(fa, fb)
-}

@@ -370,3 +370,13 @@ func mustItem(u *unit, id int64, title string) *catalog.Item {
 	_, it := u.file(u.lib.albums[1], id, title, []byte("x"), 10)
 	return it
 }
+
+// sameFile reports whether a and b are one file (hard links to it).
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
