@@ -31,8 +31,9 @@ import (
 	"github.com/quak-photos/quak/retry"
 )
 
-// pipeline is one backup of the account into its folder: what every
-// step shares, and the collaborators that do the work.
+// pipeline is one backup of the account into its folder: what every step
+// shares; it makes the collaborators that do the work, each given what it
+// uses.
 type pipeline struct {
 	o        *Options
 	f        *folder.Folder
