@@ -177,6 +177,7 @@ func (u *unit) fileRecord(id int64) *state.File {
 }
 
 func randomKey(t *testing.T) []byte {
+	t.Helper()
 	k := make([]byte, 32)
 	_, err := rand.Read(k)
 	require.NoError(t, err)

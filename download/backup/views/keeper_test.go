@@ -447,10 +447,7 @@ func TestZoneRulesTellZonesByTheirRules(t *testing.T) {
 	assert.Equal(t, zoneRules(est), zoneRules(time.FixedZone("also EST", -5*3600)))
 	assert.NotEqual(t, zoneRules(est), zoneRules(time.UTC))
 	assert.Len(t, zoneRules(est), 16)
-	names := []string{}
-	for _, n := range withName(withName(nil, "a"), "a") {
-		names = append(names, n)
-	}
+	names := append([]string{}, withName(withName(nil, "a"), "a")...)
 	sort.Strings(names)
 	assert.Equal(t, []string{"a"}, names)
 	assert.Nil(t, withoutName([]string{"a"}, "a"))
