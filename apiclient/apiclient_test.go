@@ -73,8 +73,9 @@ func TestDiffPagesAcrossManyPagesWithoutSplittingATimestamp(t *testing.T) {
 		assert.True(t, want[id], "unexpected file %d", id)
 		assert.Equal(t, 1, n, "file %d seen %d times", id, n)
 	}
-	// 9 files in pages of 4: 4,4,(1+10 frozen),4,2 → 5 pages.
-	assert.Equal(t, 5, pages)
+	// Pages of 4, cut as museum cuts them: 4, 4, then 1 (the frozen ten
+	// would split), the frozen ten alone, 4, 2 → 6 pages.
+	assert.Equal(t, 6, pages)
 	assert.Equal(t, pages, s.Requests("GET /collections/v2/diff"))
 
 	p, err := c.Diff(context.Background(), a.ID, since)

@@ -8,8 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 
-	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/enteapitest/wire"
 )
 
 // Fault is one scripted misbehaviour, applied to one request of a route.
@@ -114,38 +115,77 @@ func Repeat(f Fault, n int) []Fault {
 	return out
 }
 
+// faults are the faults queued per route, the chaos that picks one for
+// any other request, and the hook told of each stall.
+type faults struct {
+	mu      sync.Mutex
+	queued  map[string][]Fault
+	chaos   func(route string) (Fault, bool)
+	onStall func(key string, body bool)
+}
+
+func newFaults() *faults { return &faults{queued: map[string][]Fault{}} }
+
+// next pops the next fault queued for route.
+func (fs *faults) next(route string) (Fault, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	q := fs.queued[route]
+	if len(q) == 0 {
+		return Fault{}, false
+	}
+	fs.queued[route] = q[1:]
+	return q[0], true
+}
+
+// pick is the fault for a request of route: the next queued, else what
+// chaos picks (called without the lock).
+func (fs *faults) pick(route string) (Fault, bool) {
+	if f, ok := fs.next(route); ok {
+		return f, true
+	}
+	fs.mu.Lock()
+	chaos := fs.chaos
+	fs.mu.Unlock()
+	if chaos == nil {
+		return Fault{}, false
+	}
+	return chaos(route)
+}
+
+// withFaults applies the fault picked for each request's route, if any.
+func (s *Server) withFaults(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f, ok := s.faults.pick(r.Method + " " + r.URL.Path); ok {
+			s.applyFault(w, r, f, h)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // Inject queues faults for route ("METHOD /path", no query): each matching
 // request takes the next one, and once they are used up requests pass.
 func (s *Server) Inject(route string, faults ...Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults[route] = append(s.faults[route], faults...)
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.queued[route] = append(s.faults.queued[route], faults...)
 }
 
 // ClearFaults drops the faults still queued for route.
 func (s *Server) ClearFaults(route string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.faults, route)
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	delete(s.faults.queued, route)
 }
 
 // SetChaos has choose pick a fault (or none) for every request that has no
 // scripted fault: randomized soaks. It is called outside the server's lock,
 // one request at a time or concurrently, as requests arrive.
 func (s *Server) SetChaos(choose func(route string) (Fault, bool)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.chaos = choose
-}
-
-// nextFault pops the next fault for route; s.mu is held.
-func (s *Server) nextFault(route string) (Fault, bool) {
-	q := s.faults[route]
-	if len(q) == 0 {
-		return Fault{}, false
-	}
-	s.faults[route] = q[1:]
-	return q[0], true
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.chaos = choose
 }
 
 // SetStallHook calls hook (nil: none) each time a fault starts stalling a
@@ -154,18 +194,18 @@ func (s *Server) nextFault(route string) (Fault, bool) {
 // meets, and a fault that never stalls (a body shorter than its stall
 // point) fires nothing.
 func (s *Server) SetStallHook(hook func(key string, body bool)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.onStall = hook
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.onStall = hook
 }
 
 func (s *Server) stall(r *http.Request, body bool) {
 	// Read the request body first: net/http notices a client that hangs up
 	// (and ends r.Context()) only once the body is consumed.
 	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<20))
-	s.mu.Lock()
-	hook := s.onStall
-	s.mu.Unlock()
+	s.faults.mu.Lock()
+	hook := s.faults.onStall
+	s.faults.mu.Unlock()
 	if hook != nil {
 		hook(RequestKey(r), body)
 	}
@@ -204,14 +244,14 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault, h h
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		var out struct {
-			File apiclient.File `json:"file"`
+			File wire.File `json:"file"`
 		}
 		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &out) != nil {
 			w.WriteHeader(rec.Code)
 			_, _ = w.Write(rec.Body.Bytes())
 			return
 		}
-		out.File.Thumbnail.DecryptionHeader = f.header
+		out.File.Thumbnail.DecryptionHeader = b64(f.header)
 		writeJSON(w, 200, out)
 	case faultIgnoreRange:
 		r.Header.Set("X-Fake-Ignore-Range", "1")

@@ -43,6 +43,12 @@ type Gate struct {
 	done    chan struct{} // closed once the script has returned
 }
 
+// gateSlot is the one Gate a server may have at a time.
+type gateSlot struct {
+	mu   sync.Mutex
+	gate *Gate
+}
+
 // heldRequest is one request a Gate holds.
 type heldRequest struct {
 	key      string
@@ -65,18 +71,18 @@ func NewGate(t TB, s *Server, match func(key string) bool, script func(g *Gate))
 func newGate(t TB, s *Server, match func(key string) bool, bound time.Duration, script func(g *Gate)) *Gate {
 	t.Helper()
 	g := &Gate{t: t, match: match, bound: bound, changed: make(chan struct{}), done: make(chan struct{})}
-	s.mu.Lock()
-	if s.gate != nil {
-		s.mu.Unlock()
+	s.gates.mu.Lock()
+	if s.gates.gate != nil {
+		s.gates.mu.Unlock()
 		panic("enteapitest: a gate is already holding this server's requests")
 	}
-	s.gate = g
-	s.mu.Unlock()
+	s.gates.gate = g
+	s.gates.mu.Unlock()
 	t.Cleanup(func() {
 		<-g.done // bounded: so is every wait of the script
-		s.mu.Lock()
-		s.gate = nil
-		s.mu.Unlock()
+		s.gates.mu.Lock()
+		s.gates.gate = nil
+		s.gates.mu.Unlock()
 	})
 	go func() {
 		defer close(g.done)
@@ -223,9 +229,9 @@ func (g *Gate) keysLocked() []string {
 // hold keeps r while s's gate holds it. It returns false when the client
 // gave up meanwhile, and a function to call once r is answered.
 func (s *Server) hold(r *http.Request) (answered func(), ok bool) {
-	s.mu.Lock()
-	g := s.gate
-	s.mu.Unlock()
+	s.gates.mu.Lock()
+	g := s.gates.gate
+	s.gates.mu.Unlock()
 	nothing := func() {}
 	if g == nil {
 		return nothing, true

@@ -273,7 +273,7 @@ func TestLinkInfoHidesWhatMuseumHides(t *testing.T) {
 		Collection map[string]json.RawMessage `json:"collection"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(got.body), &out))
-	assert.NotContains(t, out.Collection, "sharees")
+	assert.Equal(t, "null", string(out.Collection["sharees"]), "museum sends sharees: null")
 	assert.NotContains(t, out.Collection, "magicMetadata")
 	assert.JSONEq(t, `[{"url":"","deviceLimit":0,"validTill":0,"enableDownload":false,"enableCollect":false,
 		"enableComment":false,"enableJoin":true,"passwordEnabled":false}]`, string(out.Collection["publicURLs"]))

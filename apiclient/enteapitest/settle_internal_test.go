@@ -32,9 +32,9 @@ func TestSettleWaitsForTheStoresHandlers(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the second request never stalled")
 	}
-	s.mu.Lock()
-	assert.Equal(t, 1, s.handling, "the stalled request is being handled")
-	s.mu.Unlock()
+	s.busy.mu.Lock()
+	assert.Equal(t, 1, s.busy.handling, "the stalled request is being handled")
+	s.busy.mu.Unlock()
 
 	settled := make(chan struct{})
 	go func() {
@@ -46,9 +46,9 @@ func TestSettleWaitsForTheStoresHandlers(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Settle did not return")
 	}
-	s.mu.Lock()
-	assert.Zero(t, s.handling, "a handler still runs after Settle")
-	s.mu.Unlock()
+	s.busy.mu.Lock()
+	assert.Zero(t, s.busy.handling, "a handler still runs after Settle")
+	s.busy.mu.Unlock()
 	select {
 	case err := <-ended:
 		assert.Error(t, err, "the stalled request's connection was closed")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/quak-photos/quak/retry"
@@ -38,62 +39,72 @@ type WAN struct {
 	StoreLimit int
 }
 
+// wanState is WAN mode and the requests in flight it counts.
+type wanState struct {
+	mu       sync.Mutex
+	wan      WAN
+	storeNow int // object store GETs in flight
+	apiNow   int // API requests in flight
+	maxStore int
+	limited  int // requests WAN mode refused
+}
+
 // SetWAN switches WAN mode on (or off, with the zero WAN) for requests that
 // arrive from now on.
 func (s *Server) SetWAN(w WAN) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.wan = w
+	s.wan.mu.Lock()
+	defer s.wan.mu.Unlock()
+	s.wan.wan = w
 }
 
 // InFlight reports the most object store GETs that were in flight at once,
 // and how many requests WAN mode answered 429 or 503.
 func (s *Server) InFlight() (maxStore int, limited int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.maxStore, s.limited
+	s.wan.mu.Lock()
+	defer s.wan.mu.Unlock()
+	return s.wan.maxStore, s.wan.limited
 }
 
 // ResetInFlight forgets the highest count InFlight reported.
 func (s *Server) ResetInFlight() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.maxStore, s.limited = s.storeNow, 0
+	s.wan.mu.Lock()
+	defer s.wan.mu.Unlock()
+	s.wan.maxStore, s.wan.limited = s.wan.storeNow, 0
 }
 
 // RateLimited is museum's 429: its fixed body and no Retry-After.
 func RateLimited() Fault {
-	return Fault{kind: faultStatus, status: http.StatusTooManyRequests, body: `{"error":"Rate limit breached, try later"}`}
+	return Fault{kind: faultStatus, status: http.StatusTooManyRequests, body: `{"error":"` + rateLimited.Message + `"}`}
 }
 
-// wanEnter counts the request in flight and says whether WAN mode refuses
+// enter counts the request in flight and says whether WAN mode refuses
 // it; leave must be called when it ends.
-func (s *Server) wanEnter(r *http.Request) (w WAN, refuse Fault, refused bool, leave func()) {
+func (ws *wanState) enter(r *http.Request) (w WAN, refuse Fault, refused bool, leave func()) {
 	store := strings.HasPrefix(r.URL.Path, "/store/") && r.Method == "GET"
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w = s.wan
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w = ws.wan
 	if store {
-		s.storeNow++
-		s.maxStore = max(s.maxStore, s.storeNow)
+		ws.storeNow++
+		ws.maxStore = max(ws.maxStore, ws.storeNow)
 	} else {
-		s.apiNow++
+		ws.apiNow++
 	}
 	leave = func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+		ws.mu.Lock()
+		defer ws.mu.Unlock()
 		if store {
-			s.storeNow--
+			ws.storeNow--
 		} else {
-			s.apiNow--
+			ws.apiNow--
 		}
 	}
 	switch {
-	case !store && w.APILimit > 0 && s.apiNow > w.APILimit:
-		s.limited++
+	case !store && w.APILimit > 0 && ws.apiNow > w.APILimit:
+		ws.limited++
 		return w, RateLimited(), true, leave
-	case store && w.StoreLimit > 0 && s.storeNow > w.StoreLimit:
-		s.limited++
+	case store && w.StoreLimit > 0 && ws.storeNow > w.StoreLimit:
+		ws.limited++
 		return w, StatusBody(http.StatusServiceUnavailable, "<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"), true, leave
 	}
 	return w, Fault{}, false, leave
@@ -148,11 +159,22 @@ func (p *pacedWriter) Write(b []byte) (int, error) {
 
 func (p *pacedWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
 
-// throughWAN applies WAN mode, and a Gate's hold, around a request; it
-// returns false when the request was refused or the client went away
-// during the round trip.
-func (s *Server) throughWAN(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(), bool) {
-	mode, refuse, refused, leave := s.wanEnter(r)
+// throughWAN applies WAN mode, and a Gate's hold, around each request.
+func (s *Server) throughWAN(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w, leave, ok := s.enterWAN(w, r)
+		defer leave()
+		if ok {
+			h.ServeHTTP(w, r)
+		}
+	})
+}
+
+// enterWAN applies WAN mode, and a Gate's hold, to a request; it returns
+// false when the request was refused or the client went away during the
+// round trip.
+func (s *Server) enterWAN(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(), bool) {
+	mode, refuse, refused, leave := s.wan.enter(r)
 	answered, held := s.hold(r)
 	if !held {
 		leave()

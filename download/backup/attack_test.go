@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/apiclient/enteapitest/wire"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/sidecars"
 )
@@ -170,8 +170,8 @@ func TestAFileListedTwiceIsSavedOnce(t *testing.T) {
 			x := a.AddFile(enteapitest.FileSpec{Title: "x.jpg", Size: 100, Seed: 1, CreationTime: june})
 			live := a.AddFile(enteapitest.FileSpec{Title: "live.HEIC", FileType: 2, CreationTime: june,
 				Data: enteapitest.LivePhoto("heic", []byte("still"), "mov", []byte("motion"))})
-			twice := func(_ int64, page []apiclient.File) []apiclient.File {
-				var out []apiclient.File
+			twice := func(_ int64, page []wire.File) []wire.File {
+				var out []wire.File
 				for _, f := range page {
 					dup := f
 					switch order {
@@ -180,7 +180,7 @@ func TestAFileListedTwiceIsSavedOnce(t *testing.T) {
 						continue
 					default:
 						dup.IsDeleted, dup.UpdationTime = true, f.UpdationTime-1
-						dup.EncryptedKey, dup.KeyDecryptionNonce = apiclient.B64(nil), apiclient.B64(nil)
+						dup.EncryptedKey, dup.KeyDecryptionNonce = "", ""
 					}
 					if strings.HasPrefix(order, "same time") {
 						dup.UpdationTime = f.UpdationTime // a tie: the live entry wins
