@@ -133,7 +133,11 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, u *Use
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, 200, map[string]wire.Collection{"collection": collectionJSON(c)})
+	// museum answers with the collection as made, before any share or
+	// link: sharees and publicURLs null, where its listings send [].
+	col := collectionJSON(c)
+	col.Sharees, col.PublicURLs = nil, nil
+	writeJSON(w, 200, map[string]wire.Collection{"collection": col})
 }
 
 // lenient reads base64 as the client's, any alphabet, padded or not;
