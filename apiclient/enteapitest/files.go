@@ -1,6 +1,7 @@
 package enteapitest
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest/wire"
@@ -85,7 +86,7 @@ func (s *Server) updateThumbnail(w http.ResponseWriter, r *http.Request, u *User
 	}
 	err := s.m.UpdateThumbnail(r.Context(), u, in.FileID, in.Thumbnail.ObjectKey, lenient(in.Thumbnail.DecryptionHeader))
 	switch {
-	case r.Context().Err() != nil && err == r.Context().Err():
+	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
 	case err != nil:
 		writeErr(w, err)
 	default:

@@ -46,7 +46,8 @@ type fake struct {
 	se *session // its login, once made
 }
 
-func newFake(t *testing.T) *fake {
+func newFake(t *testing.T) server {
+	t.Helper()
 	s := enteapitest.New(enteapitest.Config{})
 	t.Cleanup(s.Close)
 	s.AddUser(fakeEmail, fakePassword, enteapitest.UserOptions{})
@@ -91,18 +92,27 @@ func (m *museum) account() (email, password string) { return m.email, m.password
 func (m *museum) client() *http.Client              { return &http.Client{Timeout: 2 * time.Minute} }
 func (m *museum) patient() bool                     { return true }
 
-// eachServer runs test against the fake, then against museum when the
-// environment names one.
-func eachServer(t *testing.T, test func(t *testing.T, s server)) {
-	t.Run("fake", func(t *testing.T) { test(t, newFake(t)) })
-	t.Run("museum", func(t *testing.T) {
-		m, err := museumFromEnv()
-		require.NoError(t, err)
-		if m == nil {
-			t.Skip("no museum: set QUAK_MUSEUM_URL, QUAK_MUSEUM_EMAIL and QUAK_MUSEUM_PASSWORD_FILE to run against one")
-		}
-		test(t, m)
-	})
+// target is a server the suite may run against: the fake, always, and
+// museum when the environment names one.
+type target struct {
+	name string
+	open func(t *testing.T) server // skips museum when none is named
+}
+
+func targets() []target {
+	return []target{{"fake", newFake}, {"museum", openMuseum}}
+}
+
+// openMuseum is the museum the environment names; with none named the
+// test skips, and with one named in part it fails.
+func openMuseum(t *testing.T) server {
+	t.Helper()
+	m, err := museumFromEnv()
+	require.NoError(t, err)
+	if m == nil {
+		t.Skip("no museum: set QUAK_MUSEUM_URL, QUAK_MUSEUM_EMAIL and QUAK_MUSEUM_PASSWORD_FILE to run against one")
+	}
+	return m
 }
 
 // session is an account logged in on a server, with a recorder of the

@@ -159,79 +159,82 @@ var loginRoutes = []string{
 // sends, adds one it does not, or sends another type; against museum,
 // when museum changed.
 func TestContractJSONShapes(t *testing.T) {
-	eachServer(t, func(t *testing.T, s server) {
-		se := sessionOf(t, s)
-		rec := newRecorder(s.endpoint())
-		hc := s.client()
-		hc.Transport = rec.wrap(http.DefaultTransport)
-		anon, err := apiclient.New(s.endpoint(), hc, "contract")
-		require.NoError(t, err)
-		api := anon.WithToken(se.acct.Token)
-		shaped := &session{acct: se.acct, api: api, hc: hc, rec: rec}
-		ctx := context.Background()
-
-		a := newAlbum(t, shaped)
-		up := uploadFile(t, shaped, a, "shape.jpg", []byte("a photo"), enteapitest.FakeJPEG("shape"))
-		one, err := api.CollectionFile(ctx, a.id, up.id)
-		require.NoError(t, err)
-		_, err = api.Collections(ctx, one.UpdationTime-1) // this album alone
-		require.NoError(t, err)
-		_, err = api.Diff(ctx, a.id, 0)
-		require.NoError(t, err)
-		_, err = api.CollectionFile(ctx, a.id, up.id+1_000_000_000)
-		require.Error(t, err)
-		_, err = api.FilesInfo(ctx, []int64{up.id})
-		require.NoError(t, err)
-		_, err = api.UploadURLs(ctx, 1)
-		require.NoError(t, err)
-		_, err = api.SessionValidity(ctx)
-		require.NoError(t, err)
-		_, err = api.UserDetails(ctx)
-		require.NoError(t, err)
-		_, err = anon.Collections(ctx, 0)
-		require.Error(t, err)
-		code, body := call(t, s, shaped, "POST", "/collections/share-url", map[string]any{"collectionID": a.id})
-		require.Equal(t, http.StatusOK, code, "%s", body)
-		t.Cleanup(func() { call(t, s, shaped, "DELETE", fmt.Sprintf("/collections/share-url/%d", a.id), nil) })
-		var made struct {
-			Result struct {
-				URL string `json:"url"`
-			} `json:"result"`
-		}
-		require.NoError(t, json.Unmarshal(body, &made))
-		link, err := publink.Parse(made.Result.URL + "#" + publink.EncodeKey(a.key))
-		require.NoError(t, err)
-		lc, err := apiclient.NewLinkClient(s.endpoint(), hc, "quak-contract/1", link.AccessToken)
-		require.NoError(t, err)
-		_, err = lc.Info(ctx)
-		require.NoError(t, err)
-		_, err = lc.Diff(ctx, 0)
-		require.NoError(t, err)
-
-		got := map[string]map[string]string{}
-		for route := range rec.shapes {
-			got[route] = rec.shape(route)
-		}
-		for _, route := range loginRoutes {
-			got[route] = se.rec.shape(route)
-			require.NotNil(t, got[route], "the session's login was recorded")
-		}
-		if _, isMuseum := s.(*museum); isMuseum && *update {
-			b, err := json.MarshalIndent(got, "", "  ")
+	for _, tg := range targets() {
+		t.Run(tg.name, func(t *testing.T) {
+			s := tg.open(t)
+			se := sessionOf(t, s)
+			rec := newRecorder(s.endpoint())
+			hc := s.client()
+			hc.Transport = rec.wrap(http.DefaultTransport)
+			anon, err := apiclient.New(s.endpoint(), hc, "contract")
 			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(goldenShapes, append(b, '\n'), 0o644))
-			return
-		}
-		raw, err := os.ReadFile(goldenShapes)
-		require.NoError(t, err)
-		var want map[string]map[string]string
-		require.NoError(t, json.Unmarshal(raw, &want))
-		require.NotEmpty(t, want)
-		for route, shape := range want {
-			assert.Equal(t, shape, got[route], "the shape of %s", route)
-		}
-		for route := range got {
-			assert.Contains(t, want, route, "an answer museum never gave")
-		}
-	})
+			api := anon.WithToken(se.acct.Token)
+			shaped := &session{acct: se.acct, api: api, hc: hc, rec: rec}
+			ctx := context.Background()
+
+			a := newAlbum(t, shaped)
+			up := uploadFile(t, shaped, a, "shape.jpg", []byte("a photo"), enteapitest.FakeJPEG("shape"))
+			one, err := api.CollectionFile(ctx, a.id, up.id)
+			require.NoError(t, err)
+			_, err = api.Collections(ctx, one.UpdationTime-1) // this album alone
+			require.NoError(t, err)
+			_, err = api.Diff(ctx, a.id, 0)
+			require.NoError(t, err)
+			_, err = api.CollectionFile(ctx, a.id, up.id+1_000_000_000)
+			require.Error(t, err)
+			_, err = api.FilesInfo(ctx, []int64{up.id})
+			require.NoError(t, err)
+			_, err = api.UploadURLs(ctx, 1)
+			require.NoError(t, err)
+			_, err = api.SessionValidity(ctx)
+			require.NoError(t, err)
+			_, err = api.UserDetails(ctx)
+			require.NoError(t, err)
+			_, err = anon.Collections(ctx, 0)
+			require.Error(t, err)
+			code, body := call(t, s, shaped, "POST", "/collections/share-url", map[string]any{"collectionID": a.id})
+			require.Equal(t, http.StatusOK, code, "%s", body)
+			t.Cleanup(func() { call(t, s, shaped, "DELETE", fmt.Sprintf("/collections/share-url/%d", a.id), nil) })
+			var made struct {
+				Result struct {
+					URL string `json:"url"`
+				} `json:"result"`
+			}
+			require.NoError(t, json.Unmarshal(body, &made))
+			link, err := publink.Parse(made.Result.URL + "#" + publink.EncodeKey(a.key))
+			require.NoError(t, err)
+			lc, err := apiclient.NewLinkClient(s.endpoint(), hc, "quak-contract/1", link.AccessToken)
+			require.NoError(t, err)
+			_, err = lc.Info(ctx)
+			require.NoError(t, err)
+			_, err = lc.Diff(ctx, 0)
+			require.NoError(t, err)
+
+			got := map[string]map[string]string{}
+			for route := range rec.shapes {
+				got[route] = rec.shape(route)
+			}
+			for _, route := range loginRoutes {
+				got[route] = se.rec.shape(route)
+				require.NotNil(t, got[route], "the session's login was recorded")
+			}
+			if _, isMuseum := s.(*museum); isMuseum && *update {
+				b, err := json.MarshalIndent(got, "", "  ")
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(goldenShapes, append(b, '\n'), 0o644))
+				return
+			}
+			raw, err := os.ReadFile(goldenShapes)
+			require.NoError(t, err)
+			var want map[string]map[string]string
+			require.NoError(t, json.Unmarshal(raw, &want))
+			require.NotEmpty(t, want)
+			for route, shape := range want {
+				assert.Equal(t, shape, got[route], "the shape of %s", route)
+			}
+			for route := range got {
+				assert.Contains(t, want, route, "an answer museum never gave")
+			}
+		})
+	}
 }
