@@ -17,7 +17,7 @@ import (
 
 // The object store (S3, MinIO behind museum): GETs of objects by their
 // presigned URLs, with Range, and the PUTs and POSTs of uploads
-// (ENTE_PROTOCOL.md UP.2).
+// (UP.2).
 
 func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
 	key, ok := strings.CutPrefix(r.URL.Path, "/store/")

@@ -9,7 +9,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/enteapitest/wire"
 )
 
-// The upload routes (ENTE_PROTOCOL.md UP.1–UP.11): upload URLs, and POST
+// The upload routes (UP.1–UP.11): upload URLs, and POST
 // /files, the commit. The object store's side is store.go.
 
 func (s *Server) uploadRoutes(mux *http.ServeMux) {

@@ -7,7 +7,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/srp"
 )
 
-// Logins as museum runs them (ENTE_PROTOCOL.md §2): SRP, the emailed code,
+// Logins as museum runs them: SRP, the emailed code,
 // TOTP and passkeys.
 
 type srpSession struct {

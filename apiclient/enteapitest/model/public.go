@@ -1,6 +1,6 @@
 package model
 
-// A public link's reads (ENTE_PROTOCOL.md PL.3, PL.6): what a reader
+// A public link's reads (PL.3, PL.6): what a reader
 // without an account gets.
 
 // LinkInfo answers GET /public-collection/info (PL.3): the album as its

@@ -25,7 +25,7 @@ const (
 // Shape is how museum writes an error's body.
 type Shape int
 
-// museum's error bodies (ENTE_PROTOCOL.md §1.3).
+// museum's error bodies.
 const (
 	// Typed is {"code", "message"}, or {} when Code is empty.
 	Typed Shape = iota
