@@ -159,12 +159,8 @@ func sentMagic(m *wire.MagicMetadata) *model.SentMagic {
 // required (400); then the model's rules.
 func (s *Server) addFiles(w http.ResponseWriter, r *http.Request, u *User) {
 	var in struct {
-		CollectionID int64 `json:"collectionID"`
-		Files        []struct {
-			ID                 int64  `json:"id"`
-			EncryptedKey       string `json:"encryptedKey"`
-			KeyDecryptionNonce string `json:"keyDecryptionNonce"`
-		} `json:"files"`
+		CollectionID int64                     `json:"collectionID"`
+		Files        []wire.CollectionFileItem `json:"files"`
 	}
 	if !readJSON(r, &in) || in.CollectionID == 0 || in.Files == nil {
 		writeJSON(w, 400, struct{}{})

@@ -210,6 +210,14 @@ type MultipartUploadURLs struct {
 	CompleteURL string   `json:"completeURL"`
 }
 
+// CollectionFileItem is ente.CollectionFileItem: a file added to an
+// album, its key sealed under the album's.
+type CollectionFileItem struct {
+	ID                 int64  `json:"id"`
+	EncryptedKey       string `json:"encryptedKey"`
+	KeyDecryptionNonce string `json:"keyDecryptionNonce"`
+}
+
 // FileInfoResponse is ente.FileInfoResponse, one entry of POST
 // /files/info's {"filesInfo": […]}.
 type FileInfoResponse struct {
@@ -217,8 +225,8 @@ type FileInfoResponse struct {
 	FileInfo FileInfo `json:"fileInfo"`
 }
 
-// UserDetails is details.UserDetailsResponse (GET /users/details/v2),
-// without a family: the fake has none.
+// UserDetails is details.UserDetailsResponse (GET /users/details/v2);
+// the fake's accounts are in no family.
 type UserDetails struct {
 	Email        string       `json:"email,omitempty"`
 	Usage        int64        `json:"usage"`
@@ -226,6 +234,27 @@ type UserDetails struct {
 	StorageBonus int64        `json:"storageBonus"`
 	ProfileData  *ProfileData `json:"profileData"`
 	BonusData    *BonusData   `json:"bonusData"`
+	// FamilyData is left out for an account in no family.
+	FamilyData *FamilyMemberResponse `json:"familyData,omitempty"`
+}
+
+// FamilyMemberResponse is ente.FamilyMemberResponse: a family's plan and
+// its members.
+type FamilyMemberResponse struct {
+	Members    []FamilyMember `json:"members"`
+	Storage    int64          `json:"storage"`
+	ExpiryTime int64          `json:"expiryTime"`
+	AdminBonus int64          `json:"adminBonus"`
+}
+
+// FamilyMember is ente.FamilyMember.
+type FamilyMember struct {
+	ID           string `json:"id"`
+	Email        string `json:"email"`
+	Status       string `json:"status"`
+	StorageLimit *int64 `json:"storageLimit"`
+	Usage        int64  `json:"usage"`
+	IsAdmin      bool   `json:"isAdmin"`
 }
 
 // Subscription is ente.Subscription.
