@@ -13,9 +13,9 @@ import (
 // host stands for: pass that explicitly.
 const AlbumsURL = "https://albums.ente.com"
 
-// Public album links, as museum serves them (ENTE_PROTOCOL.md "Public
-// album links", PL.2–PL.6; read in museum's source, a621d73, and seen on a
-// running museum). Every rule below names the PL section it follows.
+// Public album links, as museum serves them (docs/protocol.md PL.2–PL.6;
+// read in museum's source, a621d73, and seen on a running museum). Every
+// rule below names the PL section it follows.
 
 // linkState is the public links; Museum.mu guards it.
 type linkState struct {

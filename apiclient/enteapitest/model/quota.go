@@ -3,7 +3,7 @@ package model
 import "time"
 
 // Storage plans, their checks and the upload-URL rate limit, as museum
-// keeps them (ENTE_PROTOCOL.md UP.2, UP.10).
+// keeps them (docs/protocol.md UP.2, UP.10).
 
 // Museum's sizes and limits for uploads.
 const (

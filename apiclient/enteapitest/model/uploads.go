@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Uploads as museum and its object store take them (ENTE_PROTOCOL.md
+// Uploads as museum and its object store take them (docs/protocol.md
 // UP.1–UP.11, checked against museum a621d73 with MinIO). The fake checks
 // no crypto, as museum does not: junk keys, headers and metadata are
 // stored as sent (UP.4).
