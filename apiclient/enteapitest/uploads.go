@@ -16,6 +16,7 @@ func (s *Server) uploadRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /files/upload-urls", s.authed(s.guarded(true, s.uploadURLs)))
 	mux.HandleFunc("POST /files/upload-url", s.authed(s.guarded(false, s.uploadURL)))
 	mux.HandleFunc("POST /files/multipart-upload-url", s.authed(s.guarded(false, s.multipartUploadURL)))
+	mux.HandleFunc("GET /files/multipart-upload-urls", s.authed(s.guarded(true, s.plainMultipartUploadURLs)))
 	mux.HandleFunc("POST /files", s.authed(s.createFile))
 }
 
@@ -72,13 +73,31 @@ func (s *Server) multipartUploadURL(w http.ResponseWriter, r *http.Request, u *U
 		writeErr(w, err)
 		return
 	}
+	writeJSON(w, 200, s.multipartURLs(mu))
+}
+
+// plainMultipartUploadURLs answers GET /files/multipart-upload-urls?count
+// with museum's MultipartUploadURLs under "urls": part URLs that pin
+// neither length nor checksum.
+func (s *Server) plainMultipartUploadURLs(w http.ResponseWriter, r *http.Request, u *User) {
+	n, _ := strconv.Atoi(r.URL.Query().Get("count")) // not a number: 0, refused
+	mu, err := s.m.PlainMultipartUploadURLs(u, n)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, 200, map[string]any{"urls": s.multipartURLs(mu)})
+}
+
+// multipartURLs are the store's URLs of a multipart upload minted.
+func (s *Server) multipartURLs(mu model.MultipartUpload) wire.MultipartUploadURLs {
 	out := wire.MultipartUploadURLs{ObjectKey: mu.Key,
 		CompleteURL: s.Store.URL + "/store/" + mu.Key + "?uploadId=" + mu.ID + "&X-Amz-Signature=fakesignature"}
 	for i := range mu.Parts {
 		out.PartURLs = append(out.PartURLs, fmt.Sprintf("%s/store/%s?partNumber=%d&uploadId=%s&X-Amz-Signature=fakesignature",
 			s.Store.URL, mu.Key, i+1, mu.ID))
 	}
-	writeJSON(w, 200, out)
+	return out
 }
 
 // createFile answers POST /files: gin's binding first (400; an id is PUT

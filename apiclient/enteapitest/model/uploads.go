@@ -225,8 +225,9 @@ type CompletedPart struct {
 // CompleteUpload joins the parts listed into the object of upload id, as
 // S3's CompleteMultipartUpload (UP.2): at least one part, in ascending
 // order, each uploaded with that ETag (400 InvalidRequest,
-// InvalidPartOrder, InvalidPart); the parts' pins keep all but the last
-// at 5 MiB or more. The object is what the listed parts make, even if
+// InvalidPartOrder, InvalidPart), then all but the last at 5 MiB or more
+// (400 EntityTooSmall: a pinned part cannot be smaller, a part of a plain
+// upload can). The object is what the listed parts make, even if
 // parts were left out. It cannot be repeated: the upload is gone, and a
 // second completion answers 404 NoSuchUpload. It returns the object's
 // ETag.
@@ -252,6 +253,10 @@ func (m *Museum) CompleteUpload(id, key string, parts []CompletedPart) (string, 
 		}
 		data = append(data, part...)
 		sums = append(sums, sum[:]...)
+	}
+	// As the store: the list's order and its parts first, then their sizes.
+	if partsTooSmall(mp, parts) {
+		return "", &StoreError{400, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed object size."}
 	}
 	all := md5.Sum(sums)
 	etag := fmt.Sprintf("%s-%d", hex.EncodeToString(all[:]), len(parts))
