@@ -181,3 +181,6 @@ func (s *Server) ExactRepeats() int { return s.Requests("EXACT REPEAT PUT /files
 
 // Hung counts writes that found museum wedged and waited.
 func (s *Server) Hung() int { return s.Requests("HUNG PUT /files/thumbnail") }
+
+// User is the user of that email, or nil.
+func (s *Server) User(email string) *User { return s.m.User(email) }

@@ -256,3 +256,10 @@ type Details struct {
 	Bonus                  int64
 	EmailMFA, TwoFactor    bool
 }
+
+// User is the user of that email, or nil.
+func (m *Museum) User(email string) *User {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.userByEmail(email)
+}
