@@ -5,51 +5,38 @@ import (
 	"io"
 	"sort"
 	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // each restores the originals, r.o.Concurrency at a time. The first error
 // that ends the run (fatal) stops the others and is returned; a file that
 // fails on its own is counted and named, and the run goes on.
 func (r *run) each(ctx context.Context, files []*original) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		once  sync.Once
-		first error
-		wg    sync.WaitGroup
-	)
-	next := make(chan *original)
-	for range r.o.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for o := range next {
-				err := r.one(ctx, o)
-				switch {
-				case err == nil:
-				case fatal(ctx, err):
-					once.Do(func() { first = err; cancel() })
-				default:
-					r.failed(o, err)
-				}
-			}
-		}()
-	}
-feed:
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.o.Concurrency)
 	for _, o := range files {
-		select {
-		case next <- o:
-		case <-ctx.Done():
-			break feed
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			err := r.one(gctx, o)
+			switch {
+			case err == nil:
+				return nil
+			case fatal(gctx, err):
+				return err
+			}
+			r.failed(o, err)
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
+	err := g.Wait()
 	sort.SliceStable(r.sum.Failures, func(i, j int) bool { return r.sum.Failures[i].Source < r.sum.Failures[j].Source })
-	if first == nil {
-		first = ctx.Err()
+	if err == nil {
+		err = ctx.Err()
 	}
-	return first
+	return err
 }
 
 // failed counts and names an original that could not be restored.
