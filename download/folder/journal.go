@@ -37,7 +37,9 @@ type Journal struct {
 // the target album the commit goes into, Cursor that album's updationTime
 // read before the first commit was sent (0 until then), FileID the target
 // file once the commit is confirmed, Added the other target albums it was
-// added to.
+// added to. Src is what the source's parts were (size and modification
+// time) when they were encrypted: a part that is no longer so makes other
+// bytes than the ones the objects were minted for.
 type Intent struct {
 	Source   int64           `json:"source"`
 	Hash     string          `json:"hash"`
@@ -51,6 +53,14 @@ type Intent struct {
 	Cursor   int64           `json:"cursor"`
 	FileID   int64           `json:"fileID,omitempty"`
 	Added    []int64         `json:"added,omitempty"`
+	Src      []SourceStat    `json:"src,omitempty"`
+}
+
+// SourceStat is a source file as a restore read it: its size and its
+// modification time (ns since the epoch).
+type SourceStat struct {
+	Size  int64 `json:"size"`
+	MTime int64 `json:"mtime"`
 }
 
 // Object is one encrypted object of an intent: its header (the ciphertext
@@ -92,23 +102,165 @@ type AlbumIntent struct {
 // Journal opens (creating it) the journal of restores of this folder into
 // the account userID on the server at endpoint. DIR/.quak must exist.
 func (f *Folder) Journal(endpoint string, userID int64) (*Journal, error) {
+	j, err := openJournal(f.path(restoreDir, journalKey(endpoint, userID)), f.Shown)
+	if err != nil {
+		return nil, err
+	}
+	return j, j.describe(journalTarget{Endpoint: endpoint, UserID: userID})
+}
+
+// ExistingJournal is the journal of restores of this folder into the
+// account, opened only to read, or nil when there is none.
+func (f *Folder) ExistingJournal(endpoint string, userID int64) (*Journal, error) {
+	return existingJournal(f.path(restoreDir, journalKey(endpoint, userID)), f.Shown)
+}
+
+// JournalStore is a folder of restore journals kept outside the folders
+// restored from: one per source and target account, so that a source that
+// cannot be written (a snapshot, a read-only mount, a copy on someone
+// else's disk) keeps its journal here and the next restore of the same
+// source into the same account finds it again, wherever the source is
+// mounted then. Source is the caller's name for what is restored: stable
+// across copies and mounts of it (a backup's account, say), and never a
+// secret (it is written in the journal, for people).
+type JournalStore struct {
+	Root string
+}
+
+// Open opens (creating it) the journal of source's restores into the
+// account userID on the server at endpoint.
+func (s JournalStore) Open(source, endpoint string, userID int64) (*Journal, error) {
+	if err := os.MkdirAll(s.Root, 0o700); err != nil {
+		return nil, fmt.Errorf("opening the restore journal: %w", err)
+	}
+	j, err := openJournal(s.dir(source, endpoint, userID), s.Root)
+	if err != nil {
+		return nil, err
+	}
+	return j, j.describe(journalTarget{Source: source, Endpoint: endpoint, UserID: userID})
+}
+
+// Existing is that journal opened only to read, or nil when there is none.
+func (s JournalStore) Existing(source, endpoint string, userID int64) (*Journal, error) {
+	return existingJournal(s.dir(source, endpoint, userID), s.Root)
+}
+
+func (s JournalStore) dir(source, endpoint string, userID int64) string {
+	sum := sha256.Sum256([]byte(source))
+	return filepath.Join(s.Root, hex.EncodeToString(sum[:8])+"-"+journalKey(endpoint, userID))
+}
+
+// journalKey names a target account: its server (however spelt) and id.
+func journalKey(endpoint string, userID int64) string {
 	sum := sha256.Sum256([]byte(strings.TrimRight(endpoint, "/") + "\x00" + strconv.FormatInt(userID, 10)))
-	dir := f.path(restoreDir, hex.EncodeToString(sum[:8]))
+	return hex.EncodeToString(sum[:8])
+}
+
+// journalTarget is what a journal's target.json says it is for.
+type journalTarget struct {
+	Source   string `json:"source,omitempty"`
+	Endpoint string `json:"endpoint"`
+	UserID   int64  `json:"userID"`
+}
+
+// openJournal makes the journal folder dir (shown names where it is, for
+// messages) unless it exists.
+func openJournal(dir, shown string) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("opening the restore journal: %w", err)
 	}
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		return nil, &DirError{Dir: f.Shown, Reason: "has its restore journal's folder as a symbolic link or not a folder, which quak never follows", Kind: DirLink}
-	}
-	j := &Journal{dir: dir}
-	target := struct {
-		Endpoint string `json:"endpoint"`
-		UserID   int64  `json:"userID"`
-	}{endpoint, userID}
-	if err := j.put("target.json", target); err != nil {
+	return existingJournal(dir, shown)
+}
+
+// existingJournal is the journal in dir, or nil when dir does not exist.
+func existingJournal(dir, shown string) (*Journal, error) {
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case err != nil:
 		return nil, fmt.Errorf("opening the restore journal: %w", err)
+	case !fi.IsDir():
+		return nil, &DirError{Dir: shown, Reason: "has its restore journal's folder as a symbolic link or not a folder, which quak never follows", Kind: DirLink}
 	}
-	return j, nil
+	return &Journal{dir: dir}, nil
+}
+
+// describe writes what the journal is for, for people who look.
+func (j *Journal) describe(t journalTarget) error {
+	if err := j.put("target.json", t); err != nil {
+		return fmt.Errorf("opening the restore journal: %w", err)
+	}
+	return nil
+}
+
+// Dir is the journal's folder.
+func (j *Journal) Dir() string { return j.dir }
+
+// Lock takes the journal's own lock, held by one restore at a time, or
+// fails with ErrLocked: two restores of copies of one source into one
+// account keep apart by it when their sources cannot be written.
+func (j *Journal) Lock() (unlock func(), err error) {
+	unlock, err = durable.TryLock(filepath.Join(j.dir, lockFile))
+	if errors.Is(err, durable.ErrHeld) {
+		return nil, ErrLocked
+	}
+	return unlock, err
+}
+
+// Temp is a folder of the journal's for a restore's temp files, made if
+// missing: for a source that cannot be written.
+func (j *Journal) Temp() (string, error) {
+	dir := filepath.Join(j.dir, tempDir)
+	return dir, os.MkdirAll(dir, 0o700)
+}
+
+// Empty reports whether the journal holds no record of a file or an album.
+func (j *Journal) Empty() (bool, error) {
+	names, err := j.records()
+	return len(names) == 0, err
+}
+
+// records are the names of the journal's records of files and albums.
+func (j *Journal) records() ([]string, error) {
+	entries, err := os.ReadDir(j.dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		if (strings.HasPrefix(n, "file-") || strings.HasPrefix(n, "album-")) && strings.HasSuffix(n, ".json") {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// SeedFrom copies into j each record of from that j lacks: the journal a
+// restore kept in a folder that has since become read-only goes on in a
+// store without losing what it sent.
+func (j *Journal) SeedFrom(from *Journal) error {
+	names, err := from.records()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, err := os.Lstat(filepath.Join(j.dir, n)); err == nil {
+			continue
+		}
+		var raw json.RawMessage
+		ok, err := from.get(n, &raw)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := j.put(n, raw); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Intent returns the intent recorded for the original source, or nil.
@@ -133,6 +285,16 @@ func (j *Journal) Album(source int64) (*AlbumIntent, error) {
 		return nil, err
 	}
 	return &a, nil
+}
+
+// DropIntent removes the record of the original source: what it sent is
+// not to be resent (its source changed, or the target lost its file).
+func (j *Journal) DropIntent(source int64) error {
+	err := os.Remove(filepath.Join(j.dir, intentName(source)))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return durable.SyncDir(j.dir)
 }
 
 // PutAlbum records a durably.

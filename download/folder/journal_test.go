@@ -71,3 +71,105 @@ func TestJournalReadsNoRecordThroughALink(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), own.FileID, "plain records read as ever")
 }
+
+// A store keeps one journal per source and target: the same source and
+// target find the same journal again, another source or target another.
+func TestAJournalStoreKeepsEachSourceAndTargetApart(t *testing.T) {
+	s := JournalStore{Root: filepath.Join(t.TempDir(), "journals")}
+	none, err := s.Existing("backup of 7", "https://api.ente.io", 9)
+	require.NoError(t, err)
+	assert.Nil(t, none, "nothing until one is opened")
+	a, err := s.Open("backup of 7", "https://api.ente.io", 9)
+	require.NoError(t, err)
+	empty, err := a.Empty()
+	require.NoError(t, err)
+	assert.True(t, empty)
+	require.NoError(t, a.PutIntent(&Intent{Source: 11, FileID: 5}))
+	empty, err = a.Empty()
+	require.NoError(t, err)
+	assert.False(t, empty)
+
+	again, err := s.Existing("backup of 7", "https://api.ente.io/", 9)
+	require.NoError(t, err)
+	require.NotNil(t, again)
+	in, err := again.Intent(11)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), in.FileID)
+	for _, other := range []struct {
+		source, endpoint string
+		user             int64
+	}{{"backup of 8", "https://api.ente.io", 9}, {"backup of 7", "http://localhost", 9}, {"backup of 7", "https://api.ente.io", 10}} {
+		j, err := s.Open(other.source, other.endpoint, other.user)
+		require.NoError(t, err)
+		in, err := j.Intent(11)
+		require.NoError(t, err)
+		assert.Nil(t, in, "%+v knows nothing of it", other)
+	}
+	b, err := os.ReadFile(filepath.Join(a.Dir(), "target.json"))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"source":"backup of 7","endpoint":"https://api.ente.io","userID":9}`, string(b))
+}
+
+// A journal's lock keeps a second restore out, and its temp folder is
+// its own.
+func TestAJournalHasItsOwnLockAndTemp(t *testing.T) {
+	j, err := JournalStore{Root: t.TempDir()}.Open("s", "e", 1)
+	require.NoError(t, err)
+	unlock, err := j.Lock()
+	require.NoError(t, err)
+	_, err = j.Lock()
+	assert.ErrorIs(t, err, ErrLocked)
+	unlock()
+	unlock, err = j.Lock()
+	require.NoError(t, err)
+	unlock()
+	tmp, err := j.Temp()
+	require.NoError(t, err)
+	fi, err := os.Stat(tmp)
+	require.NoError(t, err)
+	assert.True(t, fi.IsDir())
+	assert.Equal(t, j.Dir(), filepath.Dir(tmp))
+}
+
+// Seeding copies what the other journal holds and this one lacks, and
+// keeps what this one holds.
+func TestSeedFromCopiesOnlyWhatIsMissing(t *testing.T) {
+	f := prepared(t)
+	old, err := f.Journal("e", 1)
+	require.NoError(t, err)
+	require.NoError(t, old.PutIntent(&Intent{Source: 1, FileID: 10}))
+	require.NoError(t, old.PutIntent(&Intent{Source: 2, FileID: 20}))
+	require.NoError(t, old.PutAlbum(&AlbumIntent{Source: 3, ID: 30}))
+	j, err := JournalStore{Root: t.TempDir()}.Open("s", "e", 1)
+	require.NoError(t, err)
+	require.NoError(t, j.PutIntent(&Intent{Source: 2, FileID: 21}))
+	require.NoError(t, j.SeedFrom(old))
+	for source, want := range map[int64]int64{1: 10, 2: 21} {
+		in, err := j.Intent(source)
+		require.NoError(t, err)
+		assert.Equal(t, want, in.FileID)
+	}
+	al, err := j.Album(3)
+	require.NoError(t, err)
+	assert.Equal(t, int64(30), al.ID)
+	seen, err := f.ExistingJournal("e", 1)
+	require.NoError(t, err)
+	assert.Equal(t, old.Dir(), seen.Dir())
+	none, err := f.ExistingJournal("e", 2)
+	require.NoError(t, err)
+	assert.Nil(t, none)
+}
+
+func TestDropIntentForgetsARecord(t *testing.T) {
+	j, err := JournalStore{Root: t.TempDir()}.Open("s", "e", 1)
+	require.NoError(t, err)
+	require.NoError(t, j.PutIntent(&Intent{Source: 1, FileID: 10, Src: []SourceStat{{Size: 3, MTime: 4}}}))
+	in, err := j.Intent(1)
+	require.NoError(t, err)
+	assert.Equal(t, []SourceStat{{Size: 3, MTime: 4}}, in.Src)
+	require.NoError(t, j.DropIntent(1))
+	in, err = j.Intent(1)
+	require.NoError(t, err)
+	assert.Nil(t, in)
+	require.NoError(t, j.DropIntent(1), "dropping what is gone is no error")
+}
