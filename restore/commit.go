@@ -17,22 +17,19 @@ import (
 
 // upload sends an intent's objects and commits it, once.
 func (r *run) upload(ctx context.Context, o *original, in *folder.Intent) error {
-	open, done, err := r.plaintext(o)
-	if err != nil {
-		return err
-	}
-	defer done()
+	src := &source{r: r, o: o, in: in}
+	defer src.close()
 	if err := r.sendThumb(ctx, in); err != nil {
 		return err
 	}
-	if err := r.sendFile(ctx, in, open); err != nil {
+	if err := r.sendFile(ctx, in, src); err != nil {
 		return err
 	}
-	err = r.commit(ctx, in)
+	err := r.commit(ctx, in)
 	if errors.Is(err, errObjectMissing) {
 		// The completion was lost before the store made the object: its
 		// upload can only start again, under a new key.
-		if err = r.restartParts(ctx, in, open); err == nil {
+		if err = r.restartParts(ctx, in, src); err == nil {
 			err = r.commit(ctx, in)
 		}
 	}
@@ -128,7 +125,7 @@ func objectMissing(err error) bool {
 // restartParts starts a multipart upload again under a new object key:
 // museum never saw the old one, so the body is rebuilt around the new key
 // and recorded before any of it is sent.
-func (r *run) restartParts(ctx context.Context, in *folder.Intent, open opener) error {
+func (r *run) restartParts(ctx context.Context, in *folder.Intent, src *source) error {
 	var nf apiclient.NewFile
 	if err := json.Unmarshal(in.Body, &nf); err != nil {
 		return err
@@ -150,7 +147,7 @@ func (r *run) restartParts(ctx context.Context, in *folder.Intent, open opener) 
 	if err := r.j.PutIntent(in); err != nil {
 		return err
 	}
-	return r.sendFile(ctx, in, open)
+	return r.sendFile(ctx, in, src)
 }
 
 // addToAlbums adds a target file to the target albums of o's source

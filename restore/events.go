@@ -11,6 +11,7 @@ const (
 	Added        Kind = "added"         // a file added to one more target album
 	Placeholder  Kind = "placeholder"   // no thumbnail could be made: Ente's placeholder was sent
 	Failed       Kind = "failed"        // an original that could not be restored this run
+	Restarted    Kind = "restarted"     // a journal record dropped (Err says why): the original starts afresh
 )
 
 // Event is one thing a restore did.

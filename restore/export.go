@@ -378,7 +378,12 @@ func exportHashes(ctx context.Context, f *exportFile, parts []string) ([]string,
 	}
 	var hs []string
 	for _, p := range parts {
-		h, err := download.HashFileContext(ctx, p)
+		f, done, err := readPlain(ctx, p, nil)
+		if err != nil {
+			return nil, err
+		}
+		h, err := download.HashOf(f)
+		done()
 		if err != nil {
 			return nil, err
 		}
@@ -417,9 +422,9 @@ func readJSONFileMax(path string, v any, limit int64) error {
 	return nil
 }
 
-// readAtMost reads up to limit bytes of the file at path.
+// readAtMost reads up to limit bytes of the plain file at path.
 func readAtMost(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, _, err := openPlain(path)
 	if err != nil {
 		return nil, err
 	}

@@ -259,7 +259,9 @@ func (im *importer) recall() error {
 
 // needsBytes reports whether an original must be read: not when the
 // target has its content, nor when the journal holds all its upload
-// needs (a file committed, or everything sent but the commit).
+// needs (a file committed that the target still holds, or everything sent
+// but the commit, into an album the target still has). A record the target
+// does not bear out is dropped by one, and the original is read again.
 func (im *importer) needsBytes(o *original) (bool, error) {
 	in, err := im.r.j.Intent(o.rec.ID)
 	if err != nil {
@@ -270,10 +272,11 @@ func (im *importer) needsBytes(o *original) (bool, error) {
 	}
 	switch {
 	case in != nil && in.FileID != 0:
-		return false, nil
+		p := im.r.tgt.file(contentKey(in.Hash, o.src.FileType, o.src.Title))
+		return p == nil || p.id != in.FileID, nil
 	case o.hash() != "" && im.r.tgt.file(contentKey(o.hash(), o.src.FileType, o.src.Title)) != nil:
 		return false, nil
-	case in != nil && hasBody(in) && in.File.Sent:
+	case in != nil && hasBody(in) && in.File.Sent && im.r.tgt.byID(in.Album) != nil:
 		return false, nil // the thumbnail's bytes are in the journal
 	}
 	return true, nil

@@ -42,6 +42,43 @@ func writeLiveBytes(w io.Writer, parts []Part, mem [][]byte) error {
 	return zw.Close()
 }
 
+// measureMemory measures an import's original as measure does, from
+// its bytes held in memory: errNoBytes once they went past.
+func (r *run) measureMemory(ctx context.Context, o *original, key, header []byte, want string) (*measured, error) {
+	if o.mem == nil {
+		return nil, errNoBytes
+	}
+	src, err := o.memory()()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = src.Close() }()
+	var first []byte
+	if len(o.mem) == 1 {
+		first = o.mem[0]
+	}
+	return r.measureFrom(ctx, src, o.name(), key, header, want, first)
+}
+
+// memoryCiphertext opens the ciphertext of an import's original from its
+// bytes held in memory: errNoBytes once they went past, and the next run
+// reads them again.
+func (r *run) memoryCiphertext(o *original, in *folder.Intent) (io.Reader, func(), error) {
+	if o.mem == nil {
+		return nil, nil, errNoBytes
+	}
+	src, err := o.memory()()
+	if err != nil {
+		return nil, nil, err
+	}
+	er, err := r.encrypt(in.FileKey, in.File.Header, src)
+	if err != nil {
+		_ = src.Close()
+		return nil, nil, err
+	}
+	return er, func() { _ = src.Close() }, nil
+}
+
 // name names an original in an error: its file's name, or where an
 // import's source holds it.
 func (o *original) name() string {
@@ -71,12 +108,7 @@ func (r *run) makeThumbnail(ctx context.Context, o *original, tmp string, fileTy
 }
 
 // temp is the folder of the run's temp files.
-func (r *run) temp() string {
-	if r.tmp != "" {
-		return r.tmp
-	}
-	return r.f.Temp()
-}
+func (r *run) temp() string { return r.tmp }
 
 // sizeKey names a file by title, type and ciphertext size.
 func sizeKey(title string, fileType int, size int64) string {

@@ -3,6 +3,7 @@ package restore
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"crypto/md5"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/durable"
+	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/secretstream"
 )
 
@@ -42,97 +44,136 @@ type measured struct {
 	plain    []byte // the first plaintext chunk
 }
 
-// opener opens what is uploaded for an original, from its start: each
-// call gives the same bytes.
+// opener opens an import's original held in memory, from its start:
+// each call gives the same bytes.
 type opener func() (io.ReadCloser, error)
 
-// plaintext opens what is uploaded for o: the file itself, or for a live
-// photo an archive of its image and video made in the temp area (the same
-// bytes every time), removed by done; an import's original held in memory
-// is read from there.
-func (r *run) plaintext(o *original) (open opener, done func(), err error) {
-	if o.mem != nil {
-		return o.memory(), func() {}, nil
-	}
-	if o.src != nil {
-		// Its bytes went past already: what still needs them waits for
-		// the next run, which reads them again.
-		return func() (io.ReadCloser, error) { return nil, errNoBytes }, func() {}, nil
-	}
+// plaintext is the path of what is uploaded for o: the file itself, or
+// for a live photo an archive of its image and video made in the run's
+// temp area (the same bytes every time), removed by done. For a live
+// photo, src are its parts as the archive read them, each of which must
+// be as want says when want is set (the journal's record). An import's
+// original is never read from a path (measureMemory, memoryCiphertext).
+func (r *run) plaintext(ctx context.Context, o *original, want []folder.SourceStat) (path string, src []folder.SourceStat, done func(), err error) {
 	if len(o.parts) == 1 {
-		return fileOpener(o.parts[0]), func() {}, nil
+		return o.parts[0], nil, func() {}, nil
 	}
 	t, err := durable.CreateTemp(r.temp())
 	if err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
-	if err := writeLive(t.File(), o.parts, o.hashes); err != nil {
+	if src, err = writeLive(ctx, t.File(), o.parts, o.hashes, want); err != nil {
 		t.Discard()
-		return nil, nil, err
+		return "", nil, nil, err
 	}
 	if err := t.File().Close(); err != nil {
 		t.Discard()
-		return nil, nil, err
+		return "", nil, nil, err
 	}
-	return fileOpener(t.Name()), func() { _ = os.Remove(t.Name()) }, nil
-}
-
-func fileOpener(path string) opener {
-	return func() (io.ReadCloser, error) { return os.Open(path) }
+	return t.Name(), src, func() { _ = os.Remove(t.Name()) }, nil
 }
 
 // writeLive writes a live photo's archive as Ente's apps make it (UP.8):
 // image.<ext> then video.<ext>, stored, no times, so the bytes depend on
 // the parts alone. Each part must hash to want's (the backup's record) as
 // it is copied, else the archive is refused with ErrChanged: what goes in
-// is what was checked, read once.
-func writeLive(w io.Writer, parts, want []string) error {
+// is what was checked, read once. It returns the parts as read; with
+// stats set, each must still be as it says.
+func writeLive(ctx context.Context, w io.Writer, parts, want []string, stats []folder.SourceStat) ([]folder.SourceStat, error) {
 	zw := zip.NewWriter(w)
+	var src []folder.SourceStat
 	for i, name := range []string{"image", "video"} {
-		hw, err := zw.CreateHeader(&zip.FileHeader{Name: name + filepath.Ext(parts[i]), Method: zip.Store})
+		hw, err := zw.CreateHeader(liveHeader(name, parts[i]))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		f, err := os.Open(parts[i])
+		var st *folder.SourceStat
+		if len(stats) == len(parts) {
+			st = &stats[i]
+		}
+		f, closeF, err := readPlain(ctx, parts[i], st)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		h := keys.NewHash()
 		_, err = io.Copy(io.MultiWriter(hw, h), f)
-		_ = f.Close()
+		closeF()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if keys.EncodeB64(h.Sum(nil)) != want[i] {
-			return fmt.Errorf("%s: %w", filepath.Base(parts[i]), ErrChanged)
+			return nil, fmt.Errorf("%s: %w", filepath.Base(parts[i]), ErrChanged)
 		}
+		src = append(src, f.was)
 	}
-	return zw.Close()
+	return src, zw.Close()
 }
 
-// measure encrypts the plaintext open gives under key and header once,
-// keeping only its size, checksums and first chunk. With want set, the
-// plaintext read must hash to it (the backup's record), else ErrChanged:
-// the checksums the upload URLs pin are then of bytes that were checked in
-// the same pass, never of a file changed after its check. name names the
-// original in that error. first, when set, is the plaintext the caller
-// holds (an import's original in memory), not copied again.
-func (r *run) measure(open opener, name string, key, header []byte, want string, first []byte) (*measured, error) {
-	f, err := open()
-	if err != nil {
-		return nil, err
+// liveHeader is the archive's entry for a live photo's part: stored, no
+// time.
+func liveHeader(name, part string) *zip.FileHeader {
+	return &zip.FileHeader{Name: name + filepath.Ext(part), Method: zip.Store}
+}
+
+// liveOverhead is what a live photo's archive adds to its parts (whose
+// sizes do not change it below 4 GiB): what the archive of two empty
+// parts of the same names holds.
+func liveOverhead(parts []string) int64 {
+	var n countWriter
+	zw := zip.NewWriter(&n)
+	for i, name := range []string{"image", "video"} {
+		if _, err := zw.CreateHeader(liveHeader(name, parts[i])); err != nil {
+			return 0
+		}
 	}
-	defer func() { _ = f.Close() }()
+	if zw.Close() != nil {
+		return 0
+	}
+	return int64(n)
+}
+
+// countWriter counts what is written to it.
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	*c += countWriter(len(p))
+	return len(p), nil
+}
+
+// measure encrypts the plaintext at path under key and header once,
+// keeping only its size, checksums and first chunk, and the file as it
+// read it. With want set, the plaintext read must hash to it (the
+// backup's record), else ErrChanged: the checksums the upload URLs pin
+// are then of bytes that were checked in the same pass, never of a file
+// changed after its check. A file that changes as it is read is a
+// *ChangedError; ctx stops it.
+func (r *run) measure(ctx context.Context, path string, key, header []byte, want string) (*measured, folder.SourceStat, error) {
+	f, done, err := readPlain(ctx, path, nil)
+	if err != nil {
+		return nil, folder.SourceStat{}, err
+	}
+	defer done()
+	m, err := r.measureFrom(ctx, f, filepath.Base(path), key, header, want, nil)
+	if err != nil {
+		return nil, folder.SourceStat{}, err
+	}
+	return m, f.was, nil
+}
+
+// measureFrom encrypts the plaintext src gives as measure does; name
+// names the original in ErrChanged. first, when set, is the plaintext the
+// caller holds (an import's original in memory), not copied again.
+func (r *run) measureFrom(ctx context.Context, src io.Reader, name string, key, header []byte, want string, first []byte) (*measured, error) {
 	plain := &capture{max: secretstream.ChunkSize}
 	if first != nil {
 		plain.max = 0 // the caller holds it
 	}
 	h := keys.NewHash()
-	er, err := r.encrypt(key, header, io.TeeReader(f, io.MultiWriter(plain, h)))
+	er, err := r.encrypt(key, header, io.TeeReader(src, io.MultiWriter(plain, h)))
 	if err != nil {
 		return nil, err
 	}
-	m, err := measureStream(er)
+	m, err := measureStream(ctx, er)
 	if err != nil {
 		return nil, err
 	}
@@ -148,13 +189,16 @@ func (r *run) measure(open opener, name string, key, header []byte, want string,
 
 // measureStream reads a ciphertext stream to its end: its size, its MD5
 // whole and by part, and its first chunk.
-func measureStream(er io.Reader) (*measured, error) {
+func measureStream(ctx context.Context, er io.Reader) (*measured, error) {
 	m := &measured{}
 	whole, part := md5.New(), md5.New()
 	first := &capture{max: secretstream.ChunkSize + secretstream.Overhead}
 	var inPart int64
 	buf := make([]byte, 256<<10)
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		n, err := er.Read(buf)
 		for b := buf[:n]; len(b) > 0; {
 			k := min(int64(len(b)), partLength-inPart)

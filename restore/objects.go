@@ -78,15 +78,15 @@ func (r *run) sendThumb(ctx context.Context, in *folder.Intent) error {
 // sendFile puts the original's ciphertext, made again from the journal's
 // key and header (the same bytes: the URL's checksum refuses others), in
 // one PUT or part by part.
-func (r *run) sendFile(ctx context.Context, in *folder.Intent, open opener) error {
+func (r *run) sendFile(ctx context.Context, in *folder.Intent, s *source) error {
 	if in.File.Sent {
 		return nil
 	}
 	if in.File.Parts != nil {
-		return r.sendParts(ctx, in, open)
+		return r.sendParts(ctx, in, s)
 	}
 	err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
-		src, closeSrc, err := r.ciphertext(open, in)
+		src, closeSrc, err := s.ciphertext(ctx)
 		if err != nil {
 			return err
 		}
@@ -102,25 +102,59 @@ func (r *run) sendFile(ctx context.Context, in *folder.Intent, open opener) erro
 	return r.j.PutIntent(in)
 }
 
-// ciphertext opens the original's ciphertext stream again.
-func (r *run) ciphertext(open opener, in *folder.Intent) (io.Reader, func(), error) {
-	f, err := open()
+// source is an original's plaintext for the sends of its intent: made
+// (a live photo's archive) the first time a send needs it, from parts
+// that must still be as the intent recorded them.
+type source struct {
+	r    *run
+	o    *original
+	in   *folder.Intent
+	path string
+	done func()
+}
+
+// ciphertext opens the original's ciphertext stream again: a
+// *ChangedError when the source is not what was encrypted, or changes as
+// it is read. An import's original is read from memory.
+func (s *source) ciphertext(ctx context.Context) (io.Reader, func(), error) {
+	if s.o.src != nil {
+		return s.r.memoryCiphertext(s.o, s.in)
+	}
+	if s.done == nil {
+		path, _, done, err := s.r.plaintext(ctx, s.o, s.in.Src)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.path, s.done = path, done
+	}
+	var want *folder.SourceStat
+	if len(s.o.parts) == 1 && len(s.in.Src) == 1 {
+		want = &s.in.Src[0]
+	}
+	f, closeF, err := readPlain(ctx, s.path, want)
 	if err != nil {
 		return nil, nil, err
 	}
-	er, err := r.encrypt(in.FileKey, in.File.Header, f)
+	er, err := s.r.encrypt(s.in.FileKey, s.in.File.Header, f)
 	if err != nil {
-		_ = f.Close()
+		closeF()
 		return nil, nil, err
 	}
-	return er, func() { _ = f.Close() }, nil
+	return er, closeF, nil
+}
+
+// close removes what ciphertext made.
+func (s *source) close() {
+	if s.done != nil {
+		s.done()
+	}
 }
 
 // sendParts puts each part not yet sent, recording its ETag as it is
 // answered, then completes the upload once: a completion is not
 // repeatable (UP.2), so a lost answer counts as done and POST /files tells.
-func (r *run) sendParts(ctx context.Context, in *folder.Intent, open opener) error {
-	src, closeSrc, err := r.ciphertext(open, in)
+func (r *run) sendParts(ctx context.Context, in *folder.Intent, s *source) error {
+	src, closeSrc, err := s.ciphertext(ctx)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func (r *run) estimate(o *original) int64 {
 		}
 	}
 	for _, p := range o.parts {
-		if fi, err := os.Stat(p); err == nil {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
 			n += fi.Size()
 		}
 	}

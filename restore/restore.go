@@ -133,7 +133,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{o: o, f: f, plan: p, sum: &Summary{Files: len(p.files), LeftOut: p.leftOut}, encrypt: o.encrypt}
+	r := &run{o: o, f: f, plan: p, sum: &Summary{Files: len(p.files), LeftOut: p.leftOut}, encrypt: o.encrypt, tmp: f.Temp()}
 	return r.sum, r.run(ctx)
 }
 

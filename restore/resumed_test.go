@@ -41,8 +41,8 @@ func TestAResumedRestoreCommitsNoSecondCopyOfWhatTheTargetGot(t *testing.T) {
 }
 
 // An original changed after quak opened it to encrypt it is never sent:
-// what the upload URLs pin is checked against the backup's hash in the
-// same pass that reads it.
+// what the upload URLs pin is checked, in the same pass that reads it,
+// against the file as it was opened and the backup's hash.
 func TestAnOriginalChangedAsItIsEncryptedIsNeverSent(t *testing.T) {
 	e := newEnv(t)
 	e.src.AddAlbum("Trip").AddFile(enteapitest.FileSpec{Title: "beach.jpg", Data: enteapitest.FakeJPEG("beach")})
@@ -56,7 +56,7 @@ func TestAnOriginalChangedAsItIsEncryptedIsNeverSent(t *testing.T) {
 	sum, err := e.restoreWith(o)
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Failed)
-	assert.Contains(t, sum.Failures[0].Error, ErrChanged.Error())
+	assert.Contains(t, sum.Failures[0].Error, "beach.jpg changed while quak read it")
 	assert.Equal(t, 0, e.s.Requests("POST /files/upload-url"), "nothing of it is sent")
 	assert.Equal(t, 0, e.s.Requests("POST /files"))
 }

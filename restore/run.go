@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -32,7 +33,8 @@ type run struct {
 	// encrypt makes an original's ciphertext (secretstream's, but for the
 	// tests of the self-check).
 	encrypt encryptFunc
-	// tmp is an import's temp area (a restore's is the folder's).
+	// tmp is the folder of the run's temp files: an import's, or a
+	// restore's (its folder's).
 	tmp string
 	// thumbMu makes an import's thumbnails one at a time: a decoded image
 	// is the largest thing an import holds.
@@ -94,25 +96,26 @@ func (r *run) one(ctx context.Context, o *original) error {
 	if r.keys.isUnsure(key) {
 		return fmt.Errorf("%s: %w", o.rec.Meta.Title, errUnconfirmed)
 	}
-	var in *folder.Intent
-	if r.j != nil {
-		if in, err = r.j.Intent(o.rec.ID); err != nil {
-			return err
-		}
+	in, err := r.intent(ctx, o, key)
+	if err != nil {
+		return err
+	}
+	p := r.tgt.file(key)
+	if in != nil && in.FileID != 0 && p != nil && p.id == in.FileID { // restored by an earlier run, and still there
+		r.note(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title}, func(s *Summary) { s.Present++ })
+		return r.addToAlbums(ctx, o, in.FileID, in.FileKey, p.albums, in)
 	}
 	// What the target has is never sent again: not when this run finds
 	// it, nor for a journal's file never committed whose content reached
 	// the target since (a restore from a copy of this backup, say). A
 	// commit of ours whose answer was lost is found in the album since its
 	// cursor instead (commit), the listing having been taken before.
-	if in == nil || in.FileID == 0 {
-		if p := r.tgt.file(key); p != nil {
-			r.note(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title}, func(s *Summary) { s.Present++ })
-			if p.planned != nil {
-				return r.planAdditions(ctx, o, p.planned)
-			}
-			return r.addToAlbums(ctx, o, p.id, p.key, p.albums, nil)
+	if p != nil {
+		r.note(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title}, func(s *Summary) { s.Present++ })
+		if p.planned != nil {
+			return r.planAdditions(ctx, o, p.planned)
 		}
+		return r.addToAlbums(ctx, o, p.id, p.key, p.albums, nil)
 	}
 	if in == nil {
 		if r.o.DryRun {
@@ -122,19 +125,99 @@ func (r *run) one(ctx context.Context, o *original) error {
 			return fmt.Errorf("%s: %w", o.rec.Meta.Title, err)
 		}
 	}
-	if in.FileID != 0 { // restored by an earlier run
-		r.note(Event{Kind: Present, Source: o.rec.ID, Title: o.rec.Meta.Title}, func(s *Summary) { s.Present++ })
-	} else if err := r.upload(ctx, o, in); err != nil {
-		if in.Cursor != 0 {
+	if err := r.upload(ctx, o, in); err != nil {
+		var ce *ChangedError
+		switch {
+		case in.Cursor != 0:
 			r.keys.markUnsure(key) // its commit may have landed
+		case errors.As(err, &ce):
+			// Nothing of it was committed: the next run encrypts the
+			// source as it is then.
+			err = errors.Join(err, r.j.DropIntent(o.rec.ID))
 		}
 		return fmt.Errorf("%s: %w", o.rec.Meta.Title, err)
 	}
-	have := map[int64]bool{in.Album: true}
-	for _, id := range in.Added {
-		have[id] = true
+	return r.addToAlbums(ctx, o, in.FileID, in.FileKey, map[int64]bool{in.Album: true}, in)
+}
+
+// intent is the journal's record of o when it may still be acted on. A
+// record is a hint: what it says of the target is trusted only as far as
+// the target bears it out. A record of another file (copied over this
+// one's), of another content than the backup's now, of a file the target
+// no longer holds live, of a commit that never landed in an album the
+// target has lost, or of a source that changed since it was encrypted is
+// dropped, and o starts afresh.
+func (r *run) intent(ctx context.Context, o *original, key string) (*folder.Intent, error) {
+	if r.j == nil {
+		return nil, nil
 	}
-	return r.addToAlbums(ctx, o, in.FileID, in.FileKey, have, in)
+	in, err := r.j.Intent(o.rec.ID)
+	if err != nil || in == nil {
+		return nil, err
+	}
+	why, err := r.distrust(ctx, o, in, key)
+	if err != nil || why == "" {
+		return in, err
+	}
+	r.note(Event{Kind: Restarted, Source: o.rec.ID, Title: o.rec.Meta.Title, Err: errors.New(why)}, func(*Summary) {})
+	return nil, r.j.DropIntent(o.rec.ID)
+}
+
+// distrust says why o's record in is not to be acted on, or "".
+func (r *run) distrust(ctx context.Context, o *original, in *folder.Intent, key string) (string, error) {
+	// A streamed import's record learns its hash only once the original
+	// is read through.
+	streamed := o.src != nil && in.Hash == ""
+	if in.Source != o.rec.ID || in.Hash != o.hash() && !streamed || in.FileType != o.rec.Meta.FileType || in.Title != o.rec.Meta.Title {
+		return "its journal record is not of this file as the backup holds it now", nil
+	}
+	if in.FileID != 0 {
+		if p := r.tgt.file(key); p == nil || p.id != in.FileID {
+			return "the target no longer holds the file it was restored as (deleted there since)", nil
+		}
+		return "", nil
+	}
+	home := r.tgt.byID(in.Album)
+	changed := r.changedSince(o, in)
+	if home != nil && !changed {
+		return "", nil
+	}
+	if home != nil && in.Cursor != 0 {
+		// Its commit was sent: if it landed after the listing, it is the
+		// file, whatever the source is now.
+		id, err := r.confirm(ctx, home.Album, in)
+		if err != nil || id != 0 {
+			return "", errors.Join(err, r.committed(in, id))
+		}
+	}
+	if home == nil {
+		return "its album is no longer in the target (deleted there since)", nil
+	}
+	return "its source changed since it was encrypted for its upload", nil
+}
+
+// changedSince reports whether o's parts are no longer what in encrypted:
+// another size or modification time (for a record of an older quak, which
+// kept neither, another size). An import's original is checked against
+// its hash as it is read instead.
+func (r *run) changedSince(o *original, in *folder.Intent) bool {
+	if o.src != nil {
+		return false
+	}
+	if len(in.Src) == 0 {
+		fi, err := os.Lstat(o.parts[0])
+		return len(o.parts) == 1 && (err != nil || secretstream.CiphertextSize(fi.Size()) != in.File.Size)
+	}
+	if len(in.Src) != len(o.parts) {
+		return true
+	}
+	for i, p := range o.parts {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() || statOf(fi) != in.Src[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // errUnconfirmed fails an original whose content another original of the

@@ -23,6 +23,7 @@ type sealed struct {
 	nf          apiclient.NewFile
 	md          []byte // plaintext metadata JSON
 	home        *catalog.Album
+	src         []folder.SourceStat // the source's parts as encrypted
 }
 
 // seal encrypts an original for its home album, checks its own
@@ -42,7 +43,7 @@ func (r *run) seal(ctx context.Context, o *original) (*folder.Intent, error) {
 		return nil, err
 	}
 	in := &folder.Intent{Source: o.rec.ID, Hash: o.hash(), FileType: o.rec.Meta.FileType, Title: o.rec.Meta.Title, FileKey: s.key, Album: home.ID,
-		File: folder.Object{Header: s.header, Size: s.m.size, MD5: s.m.sum[:]}}
+		File: folder.Object{Header: s.header, Size: s.m.size, MD5: s.m.sum[:]}, Src: s.src}
 	if err := r.mint(ctx, &in.File, s.m); err != nil {
 		return nil, err
 	}
@@ -84,20 +85,16 @@ func (r *run) encryptOriginal(ctx context.Context, o *original, home *catalog.Al
 	if s.header, err = secretstream.NewHeader(r.o.Rand); err != nil {
 		return nil, err
 	}
-	open, done, err := r.plaintext(o)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
 	want := "" // a live photo's parts were checked as its archive was made
 	if len(o.hashes) == 1 {
 		want = o.hashes[0]
 	}
-	var first []byte
-	if len(o.mem) == 1 {
-		first = o.mem[0]
+	if o.src != nil {
+		s.m, err = r.measureMemory(ctx, o, s.key, s.header, want)
+	} else {
+		s.m, s.src, err = r.measureFile(ctx, o, s.key, s.header, want)
 	}
-	if s.m, err = r.measure(open, o.name(), s.key, s.header, want, first); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	placeholder := false
@@ -105,6 +102,24 @@ func (r *run) encryptOriginal(ctx context.Context, o *original, home *catalog.Al
 		return nil, err
 	}
 	return s, r.sealFields(s, o, placeholder)
+}
+
+// measureFile measures o's plaintext read from its files, and answers
+// its parts as it read them.
+func (r *run) measureFile(ctx context.Context, o *original, key, header []byte, want string) (*measured, []folder.SourceStat, error) {
+	path, src, done, err := r.plaintext(ctx, o, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer done()
+	m, st, err := r.measure(ctx, path, key, header, want)
+	if err != nil {
+		return nil, nil, err
+	}
+	if src == nil {
+		src = []folder.SourceStat{st}
+	}
+	return m, src, nil
 }
 
 // sealFields seals what goes with an original's ciphertext: its key under
