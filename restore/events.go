@@ -1,5 +1,7 @@
 package restore
 
+import "time"
+
 // Kind is what an Event reports.
 type Kind string
 
@@ -12,15 +14,17 @@ const (
 	Placeholder  Kind = "placeholder"   // no thumbnail could be made: Ente's placeholder was sent
 	Failed       Kind = "failed"        // an original that could not be restored this run
 	Restarted    Kind = "restarted"     // a journal record dropped (Err says why): the original starts afresh
+	Waiting      Kind = "waiting"       // the server's limit of upload URLs a minute: nothing is minted for Wait
 )
 
 // Event is one thing a restore did.
 type Event struct {
 	Kind   Kind
-	Source int64  // the original's file id in the backup
-	Title  string // its title
-	Where  string // an import's original: where its source holds it
-	Album  string // the album's name, for AlbumCreated and Added
-	Bytes  int64  // the original's ciphertext bytes, for Uploaded
-	Err    error  // for Failed, and why a Placeholder was sent
+	Source int64         // the original's file id in the backup
+	Title  string        // its title
+	Where  string        // an import's original: where its source holds it
+	Album  string        // the album's name, for AlbumCreated and Added
+	Bytes  int64         // the original's ciphertext bytes, for Uploaded
+	Err    error         // for Failed, and why a Placeholder was sent
+	Wait   time.Duration // for Waiting
 }

@@ -22,32 +22,66 @@ const (
 
 // mint gives ob an object key and checksummed URLs: one URL, or one per
 // part from multipartFrom bytes on. A new key is harmless (museum removes
-// an object never committed), so minting is retried freely.
+// an object never committed), so minting is retried freely. museum's
+// limit of URLs a minute (429) costs no attempt: the window waits it out.
 func (r *run) mint(ctx context.Context, ob *folder.Object, m *measured) error {
 	route := routeURL
 	if m.size >= multipartFrom {
 		route = routeMultipart
 	}
-	err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
-		if err := r.urls.wait(ctx, route); err != nil {
-			return err
-		}
-		if route == routeURL {
-			u, err := r.o.Target.Client.UploadURL(ctx, m.size, m.sum)
-			if err == nil {
-				ob.ObjectKey, ob.URL = u.ObjectKey, u.URL
+	for {
+		err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
+			if err := r.urls.wait(ctx, route); err != nil {
+				return err
+			}
+			err := r.mintOnce(ctx, route, ob, m)
+			if rateLimited(err) {
+				return &limited{err} // the window's to wait, not retry's
 			}
 			return err
+		})
+		var l *limited
+		if !errors.As(err, &l) {
+			if err == nil {
+				r.urls.passed(route)
+			}
+			return quotaRefusal(err)
 		}
-		mu, err := r.o.Target.Client.MultipartUploadURL(ctx, m.size, partLength, m.partSums)
+		d, err := r.urls.refused(route, l.err)
+		if err != nil {
+			return err
+		}
+		r.note(Event{Kind: Waiting, Wait: d, Err: l.err}, func(*Summary) {})
+	}
+}
+
+// mintOnce asks once for ob's URLs on route.
+func (r *run) mintOnce(ctx context.Context, route string, ob *folder.Object, m *measured) error {
+	if route == routeURL {
+		u, err := r.o.Target.Client.UploadURL(ctx, m.size, m.sum)
 		if err == nil {
-			ob.ObjectKey = mu.ObjectKey
-			ob.Parts = &folder.Parts{Length: partLength, URLs: mu.PartURLs, CompleteURL: mu.CompleteURL,
-				ETags: make([]string, len(mu.PartURLs)), MD5s: sums(m.partSums)}
+			ob.ObjectKey, ob.URL = u.ObjectKey, u.URL
 		}
 		return err
-	})
-	return quotaRefusal(err)
+	}
+	mu, err := r.o.Target.Client.MultipartUploadURL(ctx, m.size, partLength, m.partSums)
+	if err == nil {
+		ob.ObjectKey = mu.ObjectKey
+		ob.Parts = &folder.Parts{Length: partLength, URLs: mu.PartURLs, CompleteURL: mu.CompleteURL,
+			ETags: make([]string, len(mu.PartURLs)), MD5s: sums(m.partSums)}
+	}
+	return err
+}
+
+// limited carries a 429 out of retry.Do, which would spend attempts on it.
+type limited struct{ err error }
+
+func (l *limited) Error() string { return l.err.Error() }
+
+// rateLimited reports museum's 429.
+func rateLimited(err error) bool {
+	var ae *errs.ApiError
+	return errors.As(err, &ae) && ae.Status == 429
 }
 
 func sums(ss [][md5.Size]byte) []apiclient.B64 {

@@ -76,7 +76,8 @@ func (r *run) run(ctx context.Context) error {
 // run was stopped, the session or the plan refused, the server gone.
 func fatal(ctx context.Context, err error) bool {
 	var qe *QuotaError
-	return ctx.Err() != nil || errors.As(err, &qe) || errors.Is(err, errs.ErrNotLoggedIn) ||
+	var rl *RateLimitError
+	return ctx.Err() != nil || errors.As(err, &qe) || errors.As(err, &rl) || errors.Is(err, errs.ErrNotLoggedIn) ||
 		errors.Is(err, folder.ErrLocked) || retry.Unreachable(err)
 }
 
