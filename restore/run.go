@@ -119,6 +119,9 @@ func (r *run) one(ctx context.Context, o *original) error {
 		return r.addToAlbums(ctx, o, p.id, p.key, p.albums, nil)
 	}
 	if in == nil {
+		if err := checkMetadata(o); err != nil {
+			return err
+		}
 		if r.o.DryRun {
 			return r.planUpload(ctx, o)
 		}
