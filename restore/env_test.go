@@ -57,13 +57,23 @@ func keysOf(u *enteapitest.User) catalog.Keys {
 	return catalog.Keys{UserID: u.ID, MasterKey: u.MasterKey, PublicKey: u.PublicKey, SecretKey: u.SecretKey}
 }
 
-// backup backs u's account up into dir.
+// backup backs u's account up into dir, and records the run as quak
+// backup does: a run without failures is a success.
 func (e *env) backup(u *enteapitest.User, dir string) *backup.Summary {
 	e.t.Helper()
 	sum, err := backup.Run(context.Background(), backup.Options{Dir: dir,
 		Source:   backup.Source{Client: e.s.Client(nil).WithToken(u.Token()), Email: u.Email, Keys: keysOf(u), Endpoint: e.s.URL()},
 		Transfer: backup.Transfer{Policy: noSleep()},
 		Scope:    backup.Scope{Init: true},
+		Record: func(s *backup.Summary, err error) (*folder.RunRecord, bool) {
+			ok := err == nil && s.Failed == 0
+			outcome := folder.OutcomeOK
+			if !ok {
+				outcome = folder.OutcomePartial
+			}
+			return &folder.RunRecord{Started: true, Outcome: outcome, End: folder.Seconds(time.Now()),
+				Email: u.Email, UserID: u.ID, Endpoint: e.s.URL()}, ok
+		},
 	})
 	require.NoError(e.t, err)
 	return sum

@@ -185,7 +185,11 @@ func (im *importer) run(ctx context.Context) error {
 	if err := im.recall(); err != nil {
 		return err
 	}
-	if err := r.checkQuota(ctx); err != nil {
+	need, err := im.need()
+	if err != nil {
+		return err
+	}
+	if err := r.checkQuota(ctx, need); err != nil {
 		return err
 	}
 	ctx, im.cancel = context.WithCancel(ctx)
@@ -237,6 +241,45 @@ func (im *importer) run(ctx context.Context) error {
 		return err
 	}
 	return readErr
+}
+
+// zipEstimate is what a live photo's archive adds to its two parts.
+const zipEstimate = 1 << 10
+
+// need is the ciphertext the import is to upload: one upload per content
+// the target does not hold (nor most likely holds) and no run before
+// committed, each its parts (in an archive for a live photo) and a
+// thumbnail.
+func (im *importer) need() (int64, error) {
+	r := im.r
+	var need int64
+	counted := map[string]bool{} // one upload per content
+	for _, o := range r.plan.files {
+		key := contentKey(o.hash(), o.rec.Meta.FileType, o.rec.Meta.Title)
+		if o.hash() == "" {
+			key = "import/" + o.src.Key
+		}
+		if r.tgt.file(key) != nil || counted[key] || r.likelyPresent(o) {
+			continue
+		}
+		counted[key] = true
+		in, err := r.j.Intent(o.rec.ID)
+		if err != nil {
+			return 0, err
+		}
+		if in != nil && in.FileID != 0 {
+			continue
+		}
+		var n int64
+		for _, p := range o.src.Parts {
+			n += p.Size
+		}
+		if len(o.src.Parts) > 1 {
+			n += zipEstimate
+		}
+		need += secretstream.CiphertextSize(n) + thumbEstimate
+	}
+	return need, nil
 }
 
 // recall takes from the journal the hash of each original a run before

@@ -59,8 +59,15 @@ func (r *run) note(e Event, count func(*Summary)) {
 	}
 }
 
-// addBytes counts n ciphertext bytes sent.
-func (r *run) addBytes(n int64) { r.note(Event{}, func(s *Summary) { s.Bytes += n }) }
+// addBytes counts n ciphertext bytes of an original sent.
+func (r *run) addBytes(n int64) {
+	r.note(Event{}, func(s *Summary) {
+		s.Bytes += n
+		if r.o.Progress != nil {
+			r.o.Progress(n)
+		}
+	})
+}
 
 // keyLocks hands out one lock per content key: two originals of the same
 // content are restored one after the other, so the second finds the

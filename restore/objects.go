@@ -105,6 +105,7 @@ func (r *run) sendThumb(ctx context.Context, in *folder.Intent) error {
 	if err != nil {
 		return fmt.Errorf("uploading its thumbnail: %w", err)
 	}
+	r.note(Event{}, func(s *Summary) { s.ThumbBytes += in.Thumb.Size })
 	in.Thumb.Sent = true
 	return r.j.PutIntent(in)
 }

@@ -45,12 +45,20 @@ type plan struct {
 	failures []Failure
 	failed   int
 	dir      string
+	// filtered counts the originals the filters left out; shared names
+	// the albums left out as others' (source id → name); unsaved counts
+	// the backup's files it listed but never saved.
+	filtered int
+	shared   map[int64]string
+	unsaved  int
 }
 
 // readPlan reads the backup's state: every saved file with at least one
-// album copy still on the server at the last backup, and the albums that
-// hold them. Shared albums come back as the target's own.
-func readPlan(f *folder.Folder) (*plan, error) {
+// album copy still on the server at the last backup, in an album sel
+// chooses, and the albums that hold them. Shared albums, when taken,
+// come back as the target's own. Errors: *filter.NoMatchError for an
+// --albums pattern that matches no album of the backup.
+func readPlan(f *folder.Folder, sel selection) (*plan, error) {
 	st, err := f.OpenStateReadOnly()
 	if err != nil {
 		return nil, err
@@ -60,33 +68,59 @@ func readPlan(f *folder.Folder) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{albums: map[int64]*sourceAlbum{}}
+	names := map[int64]string{}
+	for id, c := range cols {
+		if !c.Deleted {
+			names[id] = c.Name
+		}
+	}
+	if err := sel.check(names); err != nil {
+		return nil, err
+	}
+	p := &plan{albums: map[int64]*sourceAlbum{}, shared: map[int64]string{}}
 	err = st.Files(func(sf *state.File) error {
-		if o := p.take(f, sf, cols); o != nil {
+		switch o, chosen := p.take(f, sf, cols, sel); {
+		case o != nil:
 			p.files = append(p.files, o)
-		} else {
+		case !chosen:
+			p.filtered++
+		default:
 			p.leftOut++
+			if sf.Status == state.Failed {
+				p.unsaved++
+			}
 		}
 		return nil
 	})
 	return p, err
 }
 
-// take makes sf an original, or returns nil when the backup cannot give it
-// back: not saved whole, or in no album any more.
-func (p *plan) take(f *folder.Folder, sf *state.File, cols map[int64]*state.Collection) *original {
-	if sf.Status != state.Saved {
-		return nil
-	}
+// take makes sf an original, or returns nil when the backup cannot give
+// it back (not saved whole, or in no album any more) or sel leaves it
+// out (chosen false).
+func (p *plan) take(f *folder.Folder, sf *state.File, cols map[int64]*state.Collection, sel selection) (o *original, chosen bool) {
 	hashes := catalog.PartHashes(sf)
 	want := 1
 	if catalog.IsLivePhoto(sf.Meta) {
 		want = 2
 	}
-	o := &original{rec: sf, hashes: hashes}
+	o = &original{rec: sf, hashes: hashes}
+	live, taken := 0, 0
 	for cid, e := range sf.Entries {
 		c := cols[cid]
-		if c == nil || c.Deleted || e.Deleted || len(e.Parts) != want || len(hashes) != want {
+		if c == nil || c.Deleted || e.Deleted {
+			continue
+		}
+		live++
+		take, shared := sel.takeAlbum(c)
+		if shared {
+			p.shared[cid] = c.Name
+		}
+		if !take || !sel.takeFile(sf.OwnerID) {
+			continue
+		}
+		taken++
+		if sf.Status != state.Saved || len(e.Parts) != want || len(hashes) != want {
 			continue
 		}
 		o.albums = append(o.albums, cid)
@@ -99,11 +133,14 @@ func (p *plan) take(f *folder.Folder, sf *state.File, cols map[int64]*state.Coll
 			}
 		}
 	}
+	if live > 0 && taken == 0 {
+		return nil, false
+	}
 	if len(o.albums) == 0 || o.parts == nil {
-		return nil
+		return nil, true
 	}
 	sort.Slice(o.albums, func(i, j int) bool { return o.albums[i] < o.albums[j] })
-	return o
+	return o, true
 }
 
 func albumOf(c *state.Collection) *sourceAlbum {

@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/retry"
 	"github.com/quak-photos/quak/thumbnails"
@@ -43,6 +45,24 @@ type Options struct {
 	URLsPerMinute int
 	// Concurrency is how many originals are restored at once (default 4).
 	Concurrency int
+	// Journals is a folder of restore journals outside the source (the
+	// config folder's): the journal goes there when Dir cannot be written,
+	// or always with JournalsAlways (--journal); one found there for this
+	// source and target is used again.
+	Journals       string
+	JournalsAlways bool
+	// Albums narrows what is restored to the albums it chooses.
+	Albums filter.Albums
+	// Shared says whether albums others shared with the backed-up account
+	// come back (default: not into that account itself).
+	Shared SharedChoice
+	// Confirm, if set, hears what the run is about to do once the target
+	// is listed, before anything is sent to it; an error it returns ends
+	// the run. A dry run hears it too.
+	Confirm func(*Preview) error
+	// Progress, if set, hears of each original's ciphertext bytes as the
+	// store takes them, from one goroutine at a time.
+	Progress func(n int64)
 
 	encrypt encryptFunc // the original's encryption (tests break it)
 	// keyWait, if set, hears of an original that waits for another of the
@@ -65,11 +85,21 @@ type Summary struct {
 	Present       int   // already in the target: not uploaded
 	Added         int   // files added to a further album
 	AlbumsCreated int   // albums created in the target
-	Bytes         int64 // ciphertext bytes of the files uploaded (planned, for a dry run)
-	Failed        int
-	LeftOut       int // not restorable: not saved in the backup, or deleted at the source
-	Placeholders  int // uploaded with Ente's placeholder thumbnail
-	Failures      []Failure
+	Bytes         int64 // ciphertext bytes of the originals uploaded (planned, for a dry run)
+	// ThumbBytes are the thumbnails' ciphertext bytes sent; for a dry run,
+	// the most they can be.
+	ThumbBytes   int64
+	Failed       int
+	LeftOut      int // not restorable: not saved in the backup, or deleted at the source
+	Filtered     int // left out by the choice of albums (or as others' files)
+	Placeholders int // uploaded with Ente's placeholder thumbnail
+	Failures     []Failure
+	// Shared names the albums others shared with the backed-up account
+	// that were left out.
+	Shared []string
+	// Preview is what the run said it would do before it sent anything
+	// (nil for a run refused before).
+	Preview *Preview
 }
 
 // Failure is an original that could not be restored.
@@ -98,43 +128,59 @@ func (e *QuotaError) Error() string {
 func (e *QuotaError) Unwrap() error { return e.Err }
 
 // Run restores the backup in o.Dir into o.Target. Errors: *QuotaError,
-// folder.ErrLocked, *folder.DirError for a folder without a backup, the server's (*errs.ApiError)
-// when it refuses the session or cannot be reached; files that fail one
-// by one are in Summary.Failures and are retried by the next run.
+// *RateLimitError, folder.ErrLocked, *folder.DirError for a folder
+// without a backup, *filter.NoMatchError for an o.Albums pattern that
+// matches no album, what o.Confirm returned, the server's
+// (*errs.ApiError) when it refuses the session or cannot be reached;
+// files that fail one by one are in Summary.Failures and are retried by
+// the next run.
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	o.defaults()
 	f := folder.At(o.Dir)
 	if err := f.CheckRestorable(); err != nil {
 		return nil, err
 	}
-	read := func() (*plan, error) { return readPlan(f) }
-	switch {
-	case f.HasState():
-	case IsEnteExport(o.Dir):
-		read = func() (*plan, error) { return readExport(ctx, o.Dir) }
-	case IsDesktopExport(o.Dir):
-		read = func() (*plan, error) { return readDesktopExport(ctx, o.Dir) }
-	default:
-		return nil, &folder.DirError{Dir: o.Dir, Reason: "holds no quak backup and no export of Ente's CLI or desktop app" + parentHint(o.Dir)}
+	src, err := identify(ctx, f)
+	if err != nil {
+		return nil, err
 	}
-	if !f.HasState() && !o.DryRun {
-		if err := f.MakeRestoreArea(); err != nil {
-			return nil, err
-		}
+	r := &run{o: o, f: f, src: src, sum: &Summary{}, encrypt: o.encrypt}
+	if err := r.placeJournal(); err != nil {
+		return nil, err
 	}
 	if !o.DryRun {
-		unlock, err := f.LockFor("restore")
+		unlock, err := r.openJournal()
 		if err != nil {
 			return nil, err
 		}
 		defer unlock()
 	}
-	p, err := read()
+	p, err := src.read(r.selection())
 	if err != nil {
 		return nil, err
 	}
-	r := &run{o: o, f: f, plan: p, sum: &Summary{Files: len(p.files), LeftOut: p.leftOut}, encrypt: o.encrypt, tmp: f.Temp()}
+	r.plan = p
+	r.sum.Files, r.sum.LeftOut, r.sum.Filtered = len(p.files), p.leftOut, p.filtered
+	for _, name := range p.shared {
+		r.sum.Shared = append(r.sum.Shared, name)
+	}
+	sort.Strings(r.sum.Shared)
 	return r.sum, r.run(ctx)
+}
+
+// selection is what the options choose of this source for this target.
+func (r *run) selection() selection {
+	sel := selection{albums: r.o.Albums}
+	if r.src.account != nil {
+		sel.user = r.src.account.UserID
+	}
+	switch r.o.Shared {
+	case SharedLeave:
+		sel.noShared = true
+	case SharedAuto:
+		sel.noShared = r.src.sameAccount(r.o.Target)
+	}
+	return sel
 }
 
 func (o *Options) defaults() {

@@ -19,6 +19,7 @@ import (
 type run struct {
 	o      Options
 	f      *folder.Folder
+	src    *origin
 	plan   *plan
 	sum    *Summary
 	j      *folder.Journal // nil in a dry run
@@ -34,11 +35,16 @@ type run struct {
 	// tests of the self-check).
 	encrypt encryptFunc
 	// tmp is the folder of the run's temp files: an import's, or a
-	// restore's (its folder's).
+	// restore's (its folder's, or its journal's when kept outside DIR).
 	tmp string
 	// thumbMu makes an import's thumbnails one at a time: a decoded image
 	// is the largest thing an import holds.
 	thumbMu sync.Mutex
+	// store holds the journal when it is kept outside DIR (storeWhy says
+	// why), else nil; resuming: the journal held records of earlier runs.
+	store    *folder.JournalStore
+	storeWhy string
+	resuming bool
 }
 
 func (r *run) run(ctx context.Context) error {
@@ -51,12 +57,17 @@ func (r *run) run(ctx context.Context) error {
 	if r.tgt, err = r.listTarget(ctx); err != nil {
 		return err
 	}
-	if !r.o.DryRun {
-		if r.j, err = r.f.Journal(r.o.Target.Endpoint, r.o.Target.Keys.UserID); err != nil {
+	pv, err := r.preview(ctx)
+	if err != nil {
+		return err
+	}
+	r.sum.Preview = pv
+	if r.o.Confirm != nil {
+		if err := r.o.Confirm(pv); err != nil {
 			return err
 		}
 	}
-	if err := r.checkQuota(ctx); err != nil {
+	if err := r.checkQuota(ctx, pv.Bytes+pv.ThumbBytes); err != nil {
 		return err
 	}
 	for _, f := range r.plan.failures {
@@ -241,8 +252,12 @@ func (r *run) planUpload(ctx context.Context, o *original) error {
 			return err
 		}
 	}
-	n := r.estimate(o)
-	r.note(Event{Kind: Uploaded, Source: o.rec.ID, Title: o.rec.Meta.Title, Bytes: n}, func(s *Summary) { s.Uploaded++; s.Bytes += n })
+	n := r.size(o)
+	r.note(Event{Kind: Uploaded, Source: o.rec.ID, Title: o.rec.Meta.Title, Bytes: n}, func(s *Summary) {
+		s.Uploaded++
+		s.Bytes += n
+		s.ThumbBytes += thumbEstimate
+	})
 	// A second original of this content finds it planned, as the real run
 	// would find it uploaded.
 	planned := map[int64]bool{r.plan.home(o): true}

@@ -35,6 +35,7 @@ type target struct {
 	mu     sync.Mutex
 	albums []*ownAlbum
 	files  map[string]*present // contentKey → the file
+	owned  int                 // the files it owns, live, when listed
 	// sized are the target's files by title, type and ciphertext size:
 	// an import's original of unknown hash that matches one is hashed
 	// before it is uploaded (importitem.go).
@@ -83,9 +84,14 @@ func (r *run) listTarget(ctx context.Context) (*target, error) {
 		return nil, err
 	}
 	t.albums = albums
+	owned := map[int64]bool{}
 	for _, a := range albums {
 		err := r.eachEntry(ctx, a.Album, 0, func(it *catalog.Item) {
-			if it.OwnerID != r.o.Target.Keys.UserID || it.Meta.Hash == "" {
+			if it.OwnerID != r.o.Target.Keys.UserID {
+				return
+			}
+			owned[it.FileID] = true
+			if it.Meta.Hash == "" {
 				return
 			}
 			k := contentKey(it.Meta.Hash, it.Meta.FileType, it.Meta.Title)
@@ -103,6 +109,7 @@ func (r *run) listTarget(ctx context.Context) (*target, error) {
 			return nil, err
 		}
 	}
+	t.owned = len(owned)
 	return t, nil
 }
 
