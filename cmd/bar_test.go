@@ -24,6 +24,7 @@ func TestBarsStartNoRedrawGoroutine(t *testing.T) {
 	d := deps{stdout: &out, stderr: &errb, stderrIsTerminal: true, g: &globalFlags{}}
 	p := newPrinter(d, nil, nil)
 	r := newRestoreOutput(d, &restoreOpts{})
+	r.startBar(100)
 	tp := &thumbPrinter{d: d}
 	tp.listed(3)
 	require.NotNil(t, p.bar)
@@ -66,14 +67,20 @@ func TestAFinishedBarIsCleared(t *testing.T) {
 }
 
 // A restore's bar moves between uploads: a tick draws it though no byte
-// arrived (an open-ended bar draws on an empty Add only when it shows a
-// count).
+// arrived; it goes toward the bytes to upload, with the percent done.
 func TestARestoreBarTickDraws(t *testing.T) {
+	every := barEvery
+	barEvery = 0 // drawn on every move
+	t.Cleanup(func() { barEvery = every })
 	var errb, out strings.Builder
 	r := newRestoreOutput(deps{stdout: &out, stderr: &errb, stderrIsTerminal: true, g: &globalFlags{}}, &restoreOpts{})
-	defer r.bar.finish()
-	r.bar.tick()
+	require.Nil(t, r.currentBar(), "no bar before the run says what it uploads")
+	r.startBar(4 << 20)
+	defer r.currentBar().finish()
+	r.progress(1 << 20)
+	r.currentBar().tick()
 	assert.Contains(t, errb.String(), "restoring")
+	assert.Contains(t, errb.String(), "25%")
 }
 
 // Lines printed from one goroutine while another adds to the bar (a retry

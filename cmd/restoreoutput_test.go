@@ -35,12 +35,12 @@ func restoreSummary(t *testing.T, out string) map[string]any {
 }
 
 // restoreEvents are the types of a --json restore's events, sorted (uploads
-// run at once, in no fixed order), the summary left out.
+// run at once, in no fixed order), the preview and the summary left out.
 func restoreEvents(t *testing.T, out string) []string {
 	t.Helper()
 	var types []string
 	for _, o := range jsonLinesOf(t, out) {
-		if o["type"] != "summary" {
+		if o["type"] != "summary" && o["type"] != "preview" {
 			types = append(types, o["type"].(string))
 		}
 	}
@@ -67,15 +67,18 @@ func TestRestoreOutputDryAndReal(t *testing.T) {
 
 	code, out, errOut = e.run("restore", "--account", bob.Email, "--dry-run", dir)
 	require.Equal(t, exitOK, code, errOut)
-	assert.Equal(t, "3 of 3 files would upload to bob@example.org ("+humanBytes(first+3*thumbEstimate)+
-		"), 0 already there, 0 album additions, 1 albums created; 0 failed\n", out, "nothing left out: no line says so")
+	assert.Equal(t, "3 of 3 files would upload to bob@example.org ("+humanBytes(first)+", and at most "+humanBytes(3*thumbEstimate)+
+		" of thumbnails), 0 already there, 0 album additions, 1 albums created; 0 failed\n", out, "nothing left out: no line says so")
 
 	code, out, errOut = e.run("restore", "--account", bob.Email, "--json", dir)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, []string{"album-created", "uploaded", "uploaded", "uploaded"}, restoreEvents(t, out))
+	sum := restoreSummary(t, out)
+	assert.Positive(t, sum["thumbBytes"])
+	delete(sum, "thumbBytes")
 	assert.Equal(t, map[string]any{"account": "bob@example.org", "dryRun": false, "files": 3.0, "uploaded": 3.0,
 		"present": 0.0, "added": 0.0, "albumsCreated": 1.0, "bytes": float64(first), "failed": 0.0, "leftOut": 0.0,
-		"placeholders": 0.0, "error": nil, "exitCode": 0.0}, restoreSummary(t, out))
+		"filtered": 0.0, "shared": []any{}, "placeholders": 0.0, "error": nil, "exitCode": 0.0}, sum)
 
 	trip.Remove(gone)
 	u.AddAlbum("Best").Add(one)
@@ -85,8 +88,8 @@ func TestRestoreOutputDryAndReal(t *testing.T) {
 
 	code, out, errOut = e.run("restore", "--account", bob.Email, "--dry-run", dir)
 	require.Equal(t, exitOK, code, errOut)
-	assert.Equal(t, "1 of 3 files would upload to bob@example.org ("+humanBytes(sealed(1000)+thumbEstimate)+
-		"), 2 already there, 1 album additions, 2 albums created; 0 failed\n"+
+	assert.Equal(t, "1 of 3 files would upload to bob@example.org ("+humanBytes(sealed(1000))+", and at most "+humanBytes(thumbEstimate)+
+		" of thumbnails), 2 already there, 1 album additions, 2 albums created; 0 failed\n"+
 		"1 file in the backup left out: not saved whole, or deleted from every album before the backup\n", out)
 
 	albums := s.Requests("POST /collections")
@@ -99,8 +102,9 @@ func TestRestoreOutputDryAndReal(t *testing.T) {
 	assert.Equal(t, "one.jpg", added[0]["title"])
 	assert.Equal(t, "Best", added[0]["album"])
 	assert.Equal(t, map[string]any{"account": "bob@example.org", "dryRun": true, "files": 3.0, "uploaded": 1.0,
-		"present": 2.0, "added": 1.0, "albumsCreated": 2.0, "bytes": float64(sealed(1000) + thumbEstimate), "failed": 0.0,
-		"leftOut": 1.0, "placeholders": 0.0, "error": nil, "exitCode": 0.0}, restoreSummary(t, out))
+		"present": 2.0, "added": 1.0, "albumsCreated": 2.0, "bytes": float64(sealed(1000)), "thumbBytes": float64(thumbEstimate),
+		"failed": 0.0, "leftOut": 1.0, "filtered": 0.0, "shared": []any{}, "placeholders": 0.0, "error": nil, "exitCode": 0.0},
+		restoreSummary(t, out), "a dry run's bytes are the real run's")
 	assert.Equal(t, albums, s.Requests("POST /collections"), "a dry run creates nothing")
 
 	e.terminal = true
@@ -108,12 +112,15 @@ func TestRestoreOutputDryAndReal(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, []string{"added", "album-created", "album-created", "placeholder", "present", "present", "uploaded"},
 		restoreEvents(t, out))
+	sum = restoreSummary(t, out)
+	assert.Positive(t, sum["thumbBytes"])
+	delete(sum, "thumbBytes")
 	assert.Equal(t, map[string]any{"account": "bob@example.org", "dryRun": false, "files": 3.0, "uploaded": 1.0,
 		"present": 2.0, "added": 1.0, "albumsCreated": 2.0, "bytes": float64(sealed(1000)), "failed": 0.0,
-		"leftOut": 1.0, "placeholders": 1.0, "error": nil, "exitCode": 0.0}, restoreSummary(t, out))
-	// The bar counts the bytes uploaded, and only those (the one upload's
-	// 1017), and shows a rate once bytes have gone, whatever the rate.
-	assert.Regexp(t, regexp.MustCompile(fmt.Sprintf(`restoring \(%d B, +[0-9.]+ [KMGT]?i?B/s\)`, sealed(1000))), errOut, "the bar moved with the upload")
+		"leftOut": 1.0, "filtered": 0.0, "shared": []any{}, "placeholders": 1.0, "error": nil, "exitCode": 0.0}, sum)
+	// The bar is drawn at once toward the bytes to upload: the one
+	// upload's 1017.
+	assert.Regexp(t, regexp.MustCompile(fmt.Sprintf(`restoring +0%% .*\( *0/%d B\)`, sealed(1000))), errOut, "the bar knows its total")
 }
 
 // A restore's JSON summary carries the exit code the run ends with: 2 when
@@ -126,8 +133,8 @@ func TestRestoreJSONSummaryExitCodes(t *testing.T) {
 	assert.Contains(t, sum["error"], "holds no quak backup")
 	sum["error"] = "…"
 	assert.Equal(t, map[string]any{"account": "bob@example.org", "dryRun": false, "files": 0.0, "uploaded": 0.0,
-		"present": 0.0, "added": 0.0, "albumsCreated": 0.0, "bytes": 0.0, "failed": 0.0, "leftOut": 0.0,
-		"placeholders": 0.0, "error": "…", "exitCode": float64(exitUnusableDir)}, sum, "refused: a summary of nothing")
+		"present": 0.0, "added": 0.0, "albumsCreated": 0.0, "bytes": 0.0, "thumbBytes": 0.0, "failed": 0.0, "leftOut": 0.0,
+		"filtered": 0.0, "shared": []any{}, "placeholders": 0.0, "error": "…", "exitCode": float64(exitUnusableDir)}, sum, "refused: a summary of nothing")
 
 	s.Inject("POST /files", enteapitest.Status(400))
 	code, out, errOut = e.run("restore", "--account", "bob@example.org", "--json", dir)
