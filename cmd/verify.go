@@ -139,6 +139,9 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) (string, 
 	if sum.Unrecorded != nil {
 		sayf(d.stderr, "quak: warning: quak status will not know what this verify found: %s\n", sum.Unrecorded)
 	}
+	if sum.ReadOnly && !d.g.quiet {
+		sayf(d.stderr, "quak: %s cannot be written: verified without its lock, and neither when each file was checked nor what was found is recorded (quak status will not know)\n", dir)
+	}
 	kinds := []verify.Kind{verify.Missing, verify.Changed, verify.Extra, verify.Unlinked, verify.Mismatch}
 	if jl != nil {
 		counts := map[string]int{}
@@ -151,7 +154,7 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) (string, 
 		}
 		jl.write("summary", map[string]any{"total": sum.Total, "checked": sum.Checked, "bytes": sum.Bytes,
 			"problems": counts, "redownload": append([]int64{}, sum.Redownload...), "duration": sum.Duration.Seconds(),
-			"exitCode": code})
+			"readOnly": sum.ReadOnly, "exitCode": code})
 	}
 	var parts []string
 	for _, k := range kinds {
@@ -161,7 +164,7 @@ func runVerify(ctx context.Context, d deps, o *verifyOpts, dir string) (string, 
 		humanBytes(sum.Bytes), strings.Join(parts, ", "), sum.Duration.Round(time.Millisecond))
 	if jl == nil {
 		fmt.Fprintln(d.stdout, line)
-		if sum.Problems[verify.Missing]+sum.Problems[verify.Changed] > 0 {
+		if sum.Problems[verify.Missing]+sum.Problems[verify.Changed] > 0 && !sum.ReadOnly {
 			sayf(d.stdout, "quak status reports the missing and changed files until the next quak backup %s downloads them again.\n", dir)
 		}
 		if sum.Problems[verify.Mismatch] > 0 {

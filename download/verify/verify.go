@@ -109,9 +109,13 @@ type Summary struct {
 	Unverified int
 	Duration   time.Duration
 	// Unrecorded is why what was found could not be recorded for quak
-	// status and the next backup (a folder that cannot be written), or
-	// nil.
+	// status and the next backup, or nil (also when ReadOnly: nothing was
+	// tried).
 	Unrecorded error
+	// ReadOnly: DIR could not be written (a snapshot, a read-only mount),
+	// so neither when each file was checked nor what was found was
+	// recorded.
+	ReadOnly bool
 }
 
 // OK reports whether nothing was found.
@@ -125,7 +129,10 @@ func (s *Summary) OK() bool {
 }
 
 // Run verifies the backup in o.Dir. It takes the folder's lock (ErrLocked
-// while a backup runs) and records when each file was checked.
+// while a backup runs), records when each file was checked and what it
+// found (Summary.Unrecorded says why not, if it could not); a DIR that
+// cannot be written (where no backup can run) is verified without the
+// lock and records nothing, and Summary.ReadOnly says so.
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	start := time.Now()
 	if o.Now == nil {
@@ -143,12 +150,17 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if _, err := os.Stat(f.StateFile()); err != nil {
 		return sum, &folder.DirError{Dir: o.Dir, Reason: "holds no quak backup (no " + f.StateFileShown() + ")", Err: err}
 	}
-	unlock, err := f.LockFor("verify")
-	if err != nil {
-		return sum, err
+	open := f.OpenState
+	if sum.ReadOnly = !f.Writable(); sum.ReadOnly {
+		open = f.OpenStateReadOnly
+	} else {
+		unlock, err := f.LockFor("verify")
+		if err != nil {
+			return sum, err
+		}
+		defer unlock()
 	}
-	defer unlock()
-	st, err := f.OpenState()
+	st, err := open()
 	if err != nil {
 		return sum, err
 	}
@@ -157,7 +169,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := v.run(ctx); err != nil {
 		return sum, err
 	}
-	sum.Unrecorded = v.record(f)
+	if !sum.ReadOnly {
+		sum.Unrecorded = v.record(f)
+	}
 	return sum, nil
 }
 
@@ -206,7 +220,7 @@ func (v *verifier) run(ctx context.Context) error {
 	}
 	var done []int64
 	flush := func() error {
-		if len(done) == 0 {
+		if len(done) == 0 || v.sum.ReadOnly {
 			return nil
 		}
 		err := v.st.SetVerified(done, v.o.Now())
