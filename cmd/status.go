@@ -152,6 +152,9 @@ func runStatus(ctx context.Context, d deps, o *statusOpts, dir string) error {
 			check = checkLinkSession
 		}
 		session, loggedOut = check(ctx, d, &o.net, f.Dir, o.multi.account, h.Last)
+		if err := ctx.Err(); err != nil {
+			return err // stopped while the server was asked: no verdict
+		}
 		if loggedOut != nil {
 			h.Problems = append([]folder.Problem{*loggedOut}, h.Problems...)
 		}
