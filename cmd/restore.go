@@ -477,18 +477,23 @@ func (out *restoreOutput) finish(s *restore.Summary, email string, err error) {
 		fmt.Fprintf(out.d.stdout, "%s left out by the choice of albums (or as others' files)\n", plural(s.Filtered, "file"))
 	}
 	if s.Placeholders > 0 {
-		fmt.Fprintf(out.d.stdout, "%s got Ente's placeholder thumbnail%s\n", plural(s.Placeholders, "file"), out.placeholderWhy())
+		fmt.Fprintf(out.d.stdout, "%s got Ente's placeholder thumbnail%s\n", plural(s.Placeholders, "file"), out.placeholderWhy(s.Placeholders))
 	}
 }
 
-// placeholderWhy names the programs that were missing, if any were.
-func (out *restoreOutput) placeholderWhy() string {
-	if out.pv == nil || len(out.pv.Tools) == 0 {
-		return " (no program here reads them)"
+// placeholderWhy says why n files got the placeholder: the programs
+// found missing at the start, and files no program reads.
+func (out *restoreOutput) placeholderWhy(n int) string {
+	missing := 0
+	var why []string
+	if out.pv != nil {
+		for _, t := range out.pv.Tools {
+			missing += t.Files
+			why = append(why, fmt.Sprintf("%d for want of %s", t.Files, t.Tool))
+		}
 	}
-	var names []string
-	for _, t := range out.pv.Tools {
-		names = append(names, t.Tool)
+	if missing < n {
+		why = append(why, fmt.Sprintf("%d in a format no program here reads", n-missing))
 	}
-	return ": " + strings.Join(names, " and ") + " not on PATH"
+	return " (" + strings.Join(why, ", ") + ")"
 }

@@ -164,7 +164,7 @@ func TestRestoreSaysMissingThumbnailToolsOnce(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(errOut, "WARNING: ffmpeg is not on PATH: 3 files to upload get Ente's black placeholder thumbnail"), errOut)
 		assert.NotContains(t, errOut, "placeholder thumbnail for", "no line per file")
 	}
-	assert.Contains(t, out, "3 files got Ente's placeholder thumbnail: ffmpeg not on PATH\n")
+	assert.Contains(t, out, "3 files got Ente's placeholder thumbnail (3 for want of ffmpeg)\n")
 }
 
 // enteapitestLogin adds bob on u's server, logs him in, and returns his
@@ -211,6 +211,15 @@ func TestRestoreTakesAlbumsAsBackupDoes(t *testing.T) {
 }
 
 // A restore stopped by the server's rate limit ends 75, with its hint.
+// The summary says why files got the placeholder: a missing program, or a
+// format none reads.
+func TestPlaceholderWhyCountsEachCause(t *testing.T) {
+	out := &restoreOutput{pv: &restore.Preview{Tools: []restore.MissingTool{{Tool: "ffmpeg", Files: 2}, {Tool: "heif-dec", Files: 1}}}}
+	assert.Equal(t, " (2 for want of ffmpeg, 1 for want of heif-dec, 4 in a format no program here reads)", out.placeholderWhy(7))
+	assert.Equal(t, " (2 for want of ffmpeg, 1 for want of heif-dec)", out.placeholderWhy(3))
+	assert.Equal(t, " (1 in a format no program here reads)", (&restoreOutput{}).placeholderWhy(1))
+}
+
 func TestRestoreErrorGivesTheRateLimitItsCode(t *testing.T) {
 	err := restoreError(&restore.RateLimitError{Route: "POST /files/upload-url", Err: os.ErrDeadlineExceeded})
 	assert.Equal(t, exitTempFail, exitCodeFor(err))

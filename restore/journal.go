@@ -23,6 +23,11 @@ func (r *run) placeJournal() error {
 	switch {
 	case r.o.JournalsAlways:
 		r.store, r.storeWhy = &store, JournalAsked
+	case !r.f.Writable():
+		if r.o.Journals == "" {
+			return &folder.DirError{Dir: r.f.Shown, Reason: "cannot be written, and no other folder was given for the restore's journal"}
+		}
+		r.store, r.storeWhy = &store, JournalReadOnly
 	case r.o.Journals != "":
 		j, err := store.Existing(r.src.id(), t.Endpoint, t.Keys.UserID)
 		if err != nil {
@@ -31,12 +36,6 @@ func (r *run) placeJournal() error {
 		if j != nil {
 			r.store, r.storeWhy = &store, JournalFound
 		}
-	}
-	if r.store == nil && !r.f.Writable() {
-		if r.o.Journals == "" {
-			return &folder.DirError{Dir: r.f.Shown, Reason: "cannot be written, and no other folder was given for the restore's journal"}
-		}
-		r.store, r.storeWhy = &store, JournalReadOnly
 	}
 	return nil
 }

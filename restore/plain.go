@@ -50,6 +50,22 @@ func openPlain(path string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
+// plainParts refuses, without opening anything, an original whose parts
+// are not plain files: what a dry run can tell of what the run would
+// refuse.
+func plainParts(o *original) error {
+	for _, p := range o.parts {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if !fi.Mode().IsRegular() {
+			return &NotPlainError{Path: p, What: kindOf(fi.Mode())}
+		}
+	}
+	return nil
+}
+
 // kindOf names what a file of mode m is.
 func kindOf(m fs.FileMode) string {
 	switch {

@@ -61,6 +61,13 @@ func TestRestoreOpensOnlyPlainFiles(t *testing.T) {
 	assert.Contains(t, why["fifo.jpg"], "fifo.jpg is a FIFO, not a plain file")
 	assert.Contains(t, why["tofifo.jpg"], "tofifo.jpg is a symbolic link, not a plain file")
 	assert.Contains(t, why["todev.jpg"], "todev.jpg is a symbolic link, not a plain file")
+
+	o := e.options()
+	o.DryRun = true
+	sum, err = e.restoreWith(o)
+	require.NoError(t, err)
+	assert.Len(t, sum.Failures, 3, "a dry run names them too, opening nothing")
+	assert.Zero(t, sum.Uploaded, "the plain one is there")
 }
 
 func TestOpenPlainNamesWhatItRefuses(t *testing.T) {

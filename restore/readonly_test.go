@@ -42,6 +42,7 @@ func TestARestoreFromAReadOnlyBackupKeepsItsJournalElsewhere(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, sum.Uploaded, "a second run uploads nothing")
 	assert.True(t, pv.Resuming)
+	assert.Equal(t, JournalReadOnly, pv.JournalWhy, "found again, and said why it is there")
 	e.sameAsSource()
 }
 

@@ -106,7 +106,7 @@ func (r *run) one(ctx context.Context, o *original) error {
 	}
 	defer unlock()
 	if r.keys.isUnsure(key) {
-		return fmt.Errorf("%s: %w", o.rec.Meta.Title, errUnconfirmed)
+		return errUnconfirmed
 	}
 	in, err := r.intent(ctx, o, key)
 	if err != nil {
@@ -134,10 +134,13 @@ func (r *run) one(ctx context.Context, o *original) error {
 			return err
 		}
 		if r.o.DryRun {
+			if err := plainParts(o); err != nil {
+				return err
+			}
 			return r.planUpload(ctx, o)
 		}
 		if in, err = r.seal(ctx, o); err != nil {
-			return fmt.Errorf("%s: %w", o.rec.Meta.Title, err)
+			return err
 		}
 	}
 	if err := r.upload(ctx, o, in); err != nil {
@@ -150,7 +153,7 @@ func (r *run) one(ctx context.Context, o *original) error {
 			// source as it is then.
 			err = errors.Join(err, r.j.DropIntent(o.rec.ID))
 		}
-		return fmt.Errorf("%s: %w", o.rec.Meta.Title, err)
+		return err
 	}
 	return r.addToAlbums(ctx, o, in.FileID, in.FileKey, map[int64]bool{in.Album: true}, in)
 }
