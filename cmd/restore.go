@@ -285,7 +285,7 @@ func (out *restoreOutput) event(e restore.Event) {
 	case e.Kind == restore.Failed:
 		out.line("quak: %s: %s: %v", verb, e.Title, e.Err)
 	case e.Kind == restore.Waiting && !out.d.g.quiet:
-		out.line("quak: the server takes no more upload URLs for now (its limit a minute); waiting %s", e.Wait.Round(time.Second))
+		out.line("quak: the server takes no more upload URLs for now (its limit a minute); waiting, asking again every %s", e.Wait.Round(time.Second))
 	case e.Kind == restore.Waiting:
 	case e.Kind == restore.Restarted && out.d.g.verbose:
 		out.line("%s %s: %v", verb, e.Title, e.Err)

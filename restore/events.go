@@ -14,7 +14,7 @@ const (
 	Placeholder  Kind = "placeholder"   // no thumbnail could be made: Ente's placeholder was sent
 	Failed       Kind = "failed"        // an original that could not be restored this run
 	Restarted    Kind = "restarted"     // a journal record dropped (Err says why): the original starts afresh
-	Waiting      Kind = "waiting"       // the server's limit of upload URLs a minute: nothing is minted for Wait
+	Waiting      Kind = "waiting"       // the server refuses upload URLs for now (its limit a minute): asked again every Wait until it takes them
 )
 
 // Event is one thing a restore did.

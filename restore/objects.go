@@ -47,11 +47,13 @@ func (r *run) mint(ctx context.Context, ob *folder.Object, m *measured) error {
 			}
 			return quotaRefusal(err)
 		}
-		d, err := r.urls.refused(route, l.err)
+		d, first, err := r.urls.refused(route, l.err)
 		if err != nil {
 			return err
 		}
-		r.note(Event{Kind: Waiting, Wait: d, Err: l.err}, func(*Summary) {})
+		if first {
+			r.note(Event{Kind: Waiting, Wait: d, Err: l.err}, func(*Summary) {})
+		}
 	}
 }
 

@@ -80,26 +80,27 @@ func (w *window) wait(ctx context.Context, route string) error {
 }
 
 // refused records that the server refused a call of route for its rate
-// (err, a 429), and returns how long the route is held back; a
-// *RateLimitError once it has been refused for limitGiveUp in a row.
-func (w *window) refused(route string, err error) (time.Duration, error) {
+// (err, a 429), and returns how long the route is held back and whether
+// this is the first refusal of those in a row; a *RateLimitError once it
+// has been refused for limitGiveUp in a row.
+func (w *window) refused(route string, err error) (d time.Duration, first bool, _ error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.now()
-	first, ok := w.since[route]
+	since, ok := w.since[route]
 	if !ok {
-		first = now
+		since = now
 		w.since[route] = now
 	}
-	if now.Sub(first) >= limitGiveUp {
-		return 0, &RateLimitError{Route: route, For: now.Sub(first), Err: err}
+	if now.Sub(since) >= limitGiveUp {
+		return 0, false, &RateLimitError{Route: route, For: now.Sub(since), Err: err}
 	}
-	d := limitProbe
+	d = limitProbe
 	if asked, ok := retry.ServerDelay(err, now); ok {
 		d = max(asked, time.Second)
 	}
 	w.hold[route] = now.Add(d)
-	return d, nil
+	return d, !ok, nil
 }
 
 // passed records a call of route the server answered: refusals in a row
