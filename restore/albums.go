@@ -42,6 +42,9 @@ func (r *run) resolveAlbum(ctx context.Context, sa *sourceAlbum) (*catalog.Album
 			return nil, err
 		}
 	}
+	if rec != nil && rec.Source != sa.id {
+		rec = nil // not this album's record (copied over it)
+	}
 	if rec != nil && rec.ID != 0 {
 		if a := r.tgt.byID(rec.ID); a != nil {
 			return a.Album, nil

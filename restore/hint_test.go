@@ -237,3 +237,39 @@ func (e *env) kinds() []Kind {
 	}
 	return out
 }
+
+// An album's journal record copied over another album's is not taken:
+// each album's files go into its own album.
+func TestAnAlbumRecordCopiedOverAnothersIsNotTaken(t *testing.T) {
+	e := newEnv(t)
+	e.src.AddAlbum("Trip").AddFile(enteapitest.FileSpec{Title: "a.jpg", Data: enteapitest.FakeJPEG("a")})
+	e.backup(e.src, e.dir)
+	e.mustRestore()
+	family := e.src.AddAlbum("Family")
+	family.AddFile(enteapitest.FileSpec{Title: "b.jpg", Data: enteapitest.FakeJPEG("b")})
+	e.backup(e.src, e.dir)
+	j := e.journal()
+	b, err := os.ReadFile(filepath.Join(j.Dir(), "album-"+itoa(firstAlbumNamed(t, e, "Trip"))+".json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(j.Dir(), "album-"+itoa(family.ID)+".json"), b, 0o600))
+	sum := e.mustRestore()
+	assert.Equal(t, 1, sum.AlbumsCreated, "Family is made, not taken for Trip")
+	e.sameAsSource()
+}
+
+// firstAlbumNamed is the source id of the backup's album of that name.
+func firstAlbumNamed(t *testing.T, e *env, name string) int64 {
+	t.Helper()
+	st, err := folder.At(e.dir).OpenStateReadOnly()
+	require.NoError(t, err)
+	defer func() { _ = st.Close() }()
+	cols, err := st.Collections()
+	require.NoError(t, err)
+	for id, c := range cols {
+		if c.Name == name {
+			return id
+		}
+	}
+	t.Fatalf("no album %q", name)
+	return 0
+}

@@ -23,10 +23,12 @@ func (r *run) placeJournal() error {
 	switch {
 	case r.o.JournalsAlways:
 		r.store, r.storeWhy = &store, JournalAsked
-	case !r.f.Writable():
-		if r.o.Journals == "" {
+	case !r.f.Writable() && r.o.Journals == "":
+		if !r.o.DryRun {
 			return &folder.DirError{Dir: r.f.Shown, Reason: "cannot be written, and no other folder was given for the restore's journal"}
 		}
+		r.storeWhy = JournalReadOnly // a dry run keeps none
+	case !r.f.Writable():
 		r.store, r.storeWhy = &store, JournalReadOnly
 	case r.o.Journals != "":
 		j, err := store.Existing(r.src.id(), t.Endpoint, t.Keys.UserID)

@@ -94,3 +94,18 @@ func TestAJournalKeptInTheStoreIsFoundAgain(t *testing.T) {
 	assert.True(t, pv.Resuming)
 	assert.Zero(t, sum.Uploaded)
 }
+
+// A dry run of a read-only backup needs no place for a journal.
+func TestADryRunOfAReadOnlyBackupNeedsNoJournal(t *testing.T) {
+	e := newEnv(t)
+	e.library()
+	e.backup(e.src, e.dir)
+	foldertest.ReadOnly(t, e.dir)
+	o := e.options()
+	o.DryRun = true
+	pv, sum, err := e.previewOf(o)
+	require.NoError(t, err)
+	assert.Equal(t, 6, sum.Uploaded)
+	assert.Equal(t, JournalReadOnly, pv.JournalWhy)
+	assert.Empty(t, pv.Journal)
+}
