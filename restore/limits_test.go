@@ -67,7 +67,7 @@ func TestCheckMetadataKeepsToWhatEntesAppsTake(t *testing.T) {
 func TestMetadataEntesAppsRefuseFailsItsFileByName(t *testing.T) {
 	e := newEnv(t)
 	trip := e.src.AddAlbum("Trip")
-	trip.AddFile(enteapitest.FileSpec{Title: "long.jpg", Data: enteapitest.FakeJPEG("long"), Caption: strings.Repeat("x", 10<<20)})
+	trip.AddFile(enteapitest.FileSpec{Title: "long.jpg", Data: enteapitest.FakeJPEG("long"), Caption: strings.Repeat("x", maxCaption+1)})
 	trip.AddFile(enteapitest.FileSpec{Title: "far.jpg", Data: enteapitest.FakeJPEG("far"), Latitude: 999, Longitude: 1})
 	trip.AddFile(enteapitest.FileSpec{Title: "old.jpg", Data: enteapitest.FakeJPEG("old"), CreationTime: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()})
 	trip.AddFile(enteapitest.FileSpec{Title: "fine.jpg", Data: enteapitest.FakeJPEG("fine")})
@@ -82,7 +82,7 @@ func TestMetadataEntesAppsRefuseFailsItsFileByName(t *testing.T) {
 		for _, f := range sum.Failures {
 			why[f.Title] = f.Error
 		}
-		assert.Contains(t, why["long.jpg"], "its caption (10485760 characters) is longer than 5000 characters, which Ente's apps refuse")
+		assert.Contains(t, why["long.jpg"], "its caption (5001 characters) is longer than 5000 characters, which Ente's apps refuse")
 		assert.Contains(t, why["far.jpg"], "its latitude (999) is not from -90 to 90")
 		assert.Contains(t, why["old.jpg"], "its creation time (0001-01-01T00:00:00Z) is not from 1800 to 2199")
 	}
