@@ -399,7 +399,7 @@ func previewLines(pv *restore.Preview, dir string) []string {
 		lines = append(lines, l+". Finish it with quak backup first, if the account is still there.")
 	}
 	for _, t := range pv.Tools {
-		lines = append(lines, fmt.Sprintf("WARNING: %s is not on PATH: %s to upload get Ente's black placeholder thumbnail, which Ente's apps never replace; install %s and run again to have real ones.",
+		lines = append(lines, fmt.Sprintf("WARNING: %s is not on PATH: %s to upload get Ente's black placeholder thumbnail, which Ente's apps never replace; to have real ones, install %s before they are restored.",
 			t.Tool, plural(t.Files, "file"), t.Tool))
 	}
 	if len(pv.Shared) > 0 {
