@@ -3,6 +3,7 @@
 package restore
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,4 +109,66 @@ func TestADryRunOfAReadOnlyBackupNeedsNoJournal(t *testing.T) {
 	assert.Equal(t, 6, sum.Uploaded)
 	assert.Equal(t, JournalReadOnly, pv.JournalWhy)
 	assert.Empty(t, pv.Journal)
+}
+
+// A run holds DIR's lock, and the journal's when it is kept in a store,
+// for as long as it runs, and lets both go when it is stopped.
+func TestARunHoldsItsLocksUntilItEnds(t *testing.T) {
+	e := newEnv(t)
+	e.library()
+	e.backup(e.src, e.dir)
+	e.s.InjectUpload(enteapitest.StepPut, enteapitest.StallHeaders())
+	o := e.options()
+	o.Journals, o.JournalsAlways = filepath.Join(t.TempDir(), "journals"), true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, o)
+		done <- err
+	}()
+	select {
+	case <-e.s.Stalled:
+	case <-awaitBound():
+		t.Fatal("the upload never came")
+	}
+	_, err := folder.At(e.dir).Lock()
+	assert.ErrorIs(t, err, folder.ErrLocked, "DIR's lock is held")
+	j, err := folder.JournalStore{Root: o.Journals}.Existing("quak backup of user "+itoa(e.src.ID)+" on "+e.s.URL(), e.s.URL(), e.dst.ID)
+	require.NoError(t, err)
+	require.NotNil(t, j)
+	_, err = j.Lock()
+	assert.ErrorIs(t, err, folder.ErrLocked, "the journal's lock is held")
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-awaitBound():
+		t.Fatal("the run did not stop")
+	}
+	unlock, err := folder.At(e.dir).Lock()
+	require.NoError(t, err)
+	unlock()
+	unlock, err = j.Lock()
+	require.NoError(t, err)
+	unlock()
+}
+
+// A run refused by a journal another run holds lets DIR's lock go.
+func TestARunRefusedByAHeldJournalLetsDIRGo(t *testing.T) {
+	e := newEnv(t)
+	e.library()
+	e.backup(e.src, e.dir)
+	o := e.options()
+	o.Journals, o.JournalsAlways = filepath.Join(t.TempDir(), "journals"), true
+	j, err := folder.JournalStore{Root: o.Journals}.Open("quak backup of user "+itoa(e.src.ID)+" on "+e.s.URL(), e.s.URL(), e.dst.ID)
+	require.NoError(t, err)
+	unlock, err := j.Lock()
+	require.NoError(t, err)
+	defer unlock()
+	_, err = e.restoreWith(o)
+	assert.ErrorIs(t, err, folder.ErrLocked)
+	free, err := folder.At(e.dir).Lock()
+	require.NoError(t, err, "DIR's lock went with the refused run")
+	free()
 }
