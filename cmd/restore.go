@@ -89,7 +89,7 @@ func newRestoreCmd(d deps) *cobra.Command {
 			exitLocked:      "another quak run holds DIR's lock, or the journal's",
 			exitUnusableDir: "DIR does not exist, or holds no quak backup and no Ente export",
 			exitUsage:       "a bad command line, an --albums pattern that matches no album, or a restore into an account that holds files refused without --yes",
-			exitFatal:       "the target account is out of storage, or any other fatal error",
+			exitFatal:       "the target account is out of storage, the restore was declined when asked, or any other fatal error",
 			exitTempFail:    "the server refused upload URLs for ten minutes in a row (its rate limit): try again later",
 			exitLogin:       "", exitInterrupt: "", exitTerminated: "",
 		}),
