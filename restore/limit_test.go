@@ -140,3 +140,23 @@ func TestWindowHoldsARouteRefusedUntilACallPasses(t *testing.T) {
 	w.sleep = func(context.Context, time.Duration) error { return stop }
 	assert.ErrorIs(t, w.wait(ctx, "c"), stop)
 }
+
+func TestAnObjectGoesInPartsFromFiveChunksOn(t *testing.T) {
+	assert.Equal(t, routeURL, routeFor(multipartFrom-1))
+	assert.Equal(t, routeMultipart, routeFor(multipartFrom))
+}
+
+// Refusals count in a row: one call that passes between two spells
+// starts the ten minutes again.
+func TestAPassingCallStartsTheTenMinutesAgain(t *testing.T) {
+	e, _, _ := twoInTrip(t)
+	spell := int(limitGiveUp/limitProbe) - 2
+	faults := append(enteapitest.Repeat(enteapitest.RateLimited(), spell), enteapitest.Pass())
+	e.s.Inject("POST /files/upload-url", append(faults, enteapitest.Repeat(enteapitest.RateLimited(), spell)...)...)
+	o := e.options()
+	slept := e.clocked(&o)
+	sum, err := e.restoreWith(o)
+	require.NoError(t, err, "two spells of nine minutes and more, not ten in a row")
+	assert.Zero(t, sum.Failed)
+	assert.Len(t, *slept, 2*spell)
+}

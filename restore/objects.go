@@ -25,10 +25,7 @@ const (
 // an object never committed), so minting is retried freely. museum's
 // limit of URLs a minute (429) costs no attempt: the window waits it out.
 func (r *run) mint(ctx context.Context, ob *folder.Object, m *measured) error {
-	route := routeURL
-	if m.size >= multipartFrom {
-		route = routeMultipart
-	}
+	route := routeFor(m.size)
 	for {
 		err := retry.Do(ctx, r.o.Policy, func(ctx context.Context) error {
 			if err := r.urls.wait(ctx, route); err != nil {
@@ -55,6 +52,15 @@ func (r *run) mint(ctx context.Context, ob *folder.Object, m *measured) error {
 			r.note(Event{Kind: Waiting, Wait: d, Err: l.err}, func(*Summary) {})
 		}
 	}
+}
+
+// routeFor is the upload-URL route of an object of size bytes: in parts
+// from multipartFrom on.
+func routeFor(size int64) string {
+	if size >= multipartFrom {
+		return routeMultipart
+	}
+	return routeURL
 }
 
 // mintOnce asks once for ob's URLs on route.
