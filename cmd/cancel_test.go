@@ -117,7 +117,10 @@ func requireUnlocked(t *testing.T, dir string) {
 	require.NoError(t, st.Close())
 }
 
-func stalledBy(t *testing.T, s *enteapitest.Server) func() { return func() { waitStalled(t, s) } }
+func stalledBy(t *testing.T, s *enteapitest.Server) func() {
+	t.Helper()
+	return func() { waitStalled(t, s) }
+}
 
 // Each command that can wait (on the server, on a file) ends when it is
 // cancelled (Ctrl-C, SIGTERM) while it waits, exits 130, and leaves its

@@ -37,6 +37,7 @@ func (e *env) restoredAs(src *enteapitest.File) *enteapitest.File {
 
 // twoInTrip is a source account with two photos in Trip, backed up.
 func twoInTrip(t *testing.T) (*env, *enteapitest.File, *enteapitest.File) {
+	t.Helper()
 	e := newEnv(t)
 	trip := e.src.AddAlbum("Trip")
 	a := trip.AddFile(enteapitest.FileSpec{Title: "a.jpg", Data: enteapitest.FakeJPEG("a")})

@@ -134,6 +134,7 @@ func TestThePreviewCountsTheFilesAMissingProgramLeavesBlack(t *testing.T) {
 // friend shares with it (the friend's photo in it), and a photo of the
 // friend's in its own album.
 func sharedLibrary(t *testing.T) *env {
+	t.Helper()
 	e := newEnv(t)
 	friend := e.s.AddUser("carol@example.org", "pw", enteapitest.UserOptions{})
 	trip := e.src.AddAlbum("Trip")

@@ -18,24 +18,24 @@ import (
 // off everything in it; for root, who writes whatever the mode, by
 // mounting dir read-only over itself. The test is skipped where neither
 // refuses a write (root without the right to mount).
-func ReadOnly(t testing.TB, dir string) {
-	t.Helper()
+func ReadOnly(tb testing.TB, dir string) {
+	tb.Helper()
 	if os.Geteuid() != 0 {
-		chmodTree(t, dir, 0o222, false)
-		t.Cleanup(func() { chmodTree(t, dir, 0o200, true) })
+		chmodTree(tb, dir, 0o222, false)
+		tb.Cleanup(func() { chmodTree(tb, dir, 0o200, true) })
 	} else if err := mountReadOnly(dir); err != nil {
-		t.Skipf("root cannot mount %s read-only here: %v", dir, err)
+		tb.Skipf("root cannot mount %s read-only here: %v", dir, err)
 	} else {
-		t.Cleanup(func() {
+		tb.Cleanup(func() {
 			if err := unix.Unmount(dir, 0); err != nil {
-				t.Errorf("unmounting %s: %v", dir, err)
+				tb.Errorf("unmounting %s: %v", dir, err)
 			}
 		})
 	}
 	probe := filepath.Join(dir, ".probe")
 	if err := os.WriteFile(probe, nil, 0o600); err == nil {
 		_ = os.Remove(probe)
-		t.Fatalf("%s still takes writes", dir)
+		tb.Fatalf("%s still takes writes", dir)
 	}
 }
 
@@ -51,7 +51,8 @@ func mountReadOnly(dir string) error {
 
 // chmodTree takes bits off (or puts them back on) every file and folder
 // under dir.
-func chmodTree(t testing.TB, dir string, bits fs.FileMode, on bool) {
+func chmodTree(tb testing.TB, dir string, bits fs.FileMode, on bool) {
+	tb.Helper()
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.Type()&fs.ModeSymlink != 0 {
 			return err
@@ -67,6 +68,6 @@ func chmodTree(t testing.TB, dir string, bits fs.FileMode, on bool) {
 		return os.Chmod(p, m)
 	})
 	if err != nil {
-		t.Errorf("chmod under %s: %v", dir, err)
+		tb.Errorf("chmod under %s: %v", dir, err)
 	}
 }
