@@ -183,6 +183,8 @@ func TestAnEmptyFolderArgumentIsRefused(t *testing.T) {
 		{"status", ""},
 		{"verify", ""},
 		{"prune-trash", "--older-than", "30d", ""},
+		{"restore", "--account", "alice@example.org", ""},
+		{"restore", "--dry-run", "--account", "alice@example.org", ""},
 	} {
 		code, _, errOut := fam.e.run(args...)
 		assert.Equal(t, exitUsage, code, "%q: %s", args, errOut)

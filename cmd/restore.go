@@ -93,7 +93,7 @@ func newRestoreCmd(d deps) *cobra.Command {
 			exitTempFail:    "the server refused upload URLs for ten minutes in a row (its rate limit): try again later",
 			exitLogin:       "", exitInterrupt: "", exitTerminated: "",
 		}),
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MatchAll(cobra.ExactArgs(1), func(_ *cobra.Command, args []string) error { return folderNamed(args) }),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.sharedOn = c.Flags().Changed("no-shared")
 			return runRestore(c.Context(), d, o, args[0])
