@@ -90,8 +90,9 @@ func newRestoreCmd(d deps) *cobra.Command {
 			exitUnusableDir: "DIR does not exist, or holds no quak backup and no Ente export",
 			exitUsage:       "a bad command line, an --albums pattern that matches no album, or a restore into an account that holds files refused without --yes",
 			exitFatal:       "the target account is out of storage, the restore was declined when asked, or any other fatal error",
-			exitTempFail:    "the server refused upload URLs for ten minutes in a row (its rate limit): try again later",
-			exitLogin:       "", exitInterrupt: "", exitTerminated: "",
+			exitTempFail: "the server or its object store could not be reached (the run stopped at once, files not tried are not failed), " +
+				"or the server refused upload URLs for ten minutes in a row (its rate limit): try again later",
+			exitLogin: "", exitInterrupt: "", exitTerminated: "",
 		}),
 		Args: cobra.MatchAll(cobra.ExactArgs(1), func(_ *cobra.Command, args []string) error { return folderNamed(args) }),
 		RunE: func(c *cobra.Command, args []string) error {
