@@ -3,6 +3,7 @@
 package cmd
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,4 +51,27 @@ func TestRestoreKeepsItsJournalWhereTold(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, restored, "nothing in DIR")
 	assert.False(t, strings.Contains(errOut, "cannot be written"))
+}
+
+// A verify of a read-only backup that finds a changed file says that
+// quak status will not know of it, and does not promise that it will.
+func TestAVerifyOfAReadOnlyBackupSaysStatusWillNotKnowWhatItFound(t *testing.T) {
+	e, _, dir := restored(t)
+	path := filepath.Join(dir, "Trip", "one.jpg")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	b[len(b)-1] ^= 1
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	foldertest.ReadOnly(t, dir)
+
+	code, out, errOut := e.run("verify", dir)
+	require.Equal(t, exitPartial, code, out+errOut)
+	assert.Contains(t, errOut, "quak: changed: "+filepath.Join("Trip", "one.jpg"))
+	assert.Contains(t, errOut, dir+" cannot be written: verified without its lock, and neither when each file was checked nor what was found is recorded (quak status will not know)")
+	assert.NotContains(t, errOut, "warning", "nothing was tried, so nothing failed")
+	assert.NotContains(t, out, "quak status reports")
+
+	code, out, _ = e.run("verify", "--json", dir)
+	require.Equal(t, exitPartial, code)
+	assert.Contains(t, out, `"readOnly":true`)
 }

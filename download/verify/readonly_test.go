@@ -35,6 +35,7 @@ func TestVerifiesABackupThatCannotBeWritten(t *testing.T) {
 	sum, err := Run(context.Background(), Options{Dir: fx.dir, Events: func(p Problem) { got = append(got, p) }})
 	require.NoError(t, err)
 	assert.True(t, sum.ReadOnly)
+	assert.NoError(t, sum.Unrecorded, "no record is tried where none can be written")
 	assert.Equal(t, 2, sum.Checked)
 	require.Len(t, got, 1)
 	assert.Equal(t, Changed, got[0].Kind)
