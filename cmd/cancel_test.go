@@ -3,14 +3,11 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,7 +40,7 @@ func (e *env) runStopped(t *testing.T, blocked func(), args ...string) stopped {
 	done := make(chan stopped, 1)
 	go func() {
 		var r stopped
-		r.code, r.out, r.errOut = e.runCtx(ctx, nil, args...)
+		r.code, r.out, r.errOut = e.runTee(ctx, nil, args...)
 		done <- r
 	}()
 	blocked()
@@ -55,53 +52,6 @@ func (e *env) runStopped(t *testing.T, blocked func(), args ...string) stopped {
 		t.Fatalf("quak %s did not stop when cancelled", strings.Join(args, " "))
 	}
 	return stopped{}
-}
-
-// runCtx is env.run under ctx, its stderr also copied to tee when set.
-func (e *env) runCtx(ctx context.Context, tee io.Writer, args ...string) (code int, stdout, stderr string) {
-	e.t.Helper()
-	var out bytes.Buffer
-	errb := &syncBuffer{}
-	var errw io.Writer = errb
-	if tee != nil {
-		errw = io.MultiWriter(errb, tee)
-	}
-	d := deps{
-		stdin:  strings.NewReader(e.stdin),
-		stdout: &out,
-		stderr: errw,
-		getenv: func(k string) string { return e.vars[k] },
-		sleep:  func(context.Context, time.Duration) error { return nil },
-		now:    e.now,
-
-		healthTimeout:   e.healthTimeout,
-		healthTransport: e.healthTransport,
-		freeSpace:       e.freeSpace,
-
-		stderrIsTerminal: e.terminal,
-		readPassword:     e.readPassword,
-		transport:        e.transport,
-	}
-	code = run(ctx, d, args)
-	return code, out.String(), errb.String()
-}
-
-// syncBuffer is a bytes.Buffer safe for the goroutines of a run.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // requireUnlocked fails unless dir's lock and its state are free: the
@@ -228,7 +178,7 @@ func TestVerifyStopsWhenCancelled(t *testing.T) {
 	done := make(chan stopped, 1)
 	go func() {
 		var r stopped
-		r.code, r.out, r.errOut = e.runCtx(ctx, writerFunc(func(p []byte) {
+		r.code, r.out, r.errOut = e.runTee(ctx, writerFunc(func(p []byte) {
 			if strings.Contains(string(p), "quak: changed:") {
 				cancel()
 			}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -303,13 +304,18 @@ var importVerbs = map[restore.Kind]string{
 	restore.Added:        "added to",
 	restore.Placeholder:  "placeholder thumbnail for",
 	restore.Failed:       "failed",
+	restore.Restarted:    "starting again",
 }
 
 func (out *importOutput) event(e restore.Event) {
 	out.mu.Lock()
 	defer out.mu.Unlock()
 	if out.jl != nil {
-		out.jl.write(string(e.Kind), map[string]any{"title": e.Title, "where": e.Where, "album": e.Album, "bytes": e.Bytes, "error": errText(e.Err)})
+		fields := map[string]any{"title": e.Title, "where": e.Where, "album": e.Album, "bytes": e.Bytes, "error": errText(e.Err)}
+		if e.Kind == restore.Waiting {
+			fields = map[string]any{"seconds": e.Wait.Seconds(), "error": errText(e.Err)}
+		}
+		out.jl.write(string(e.Kind), fields)
 	}
 	if e.Kind == restore.Uploaded {
 		out.bar.add(e.Bytes)
@@ -323,6 +329,11 @@ func (out *importOutput) event(e restore.Event) {
 		out.bar.above(out.d.stderr, fmt.Sprintf("quak: failed: %s: %v", what, e.Err))
 	case e.Kind == restore.Placeholder && out.d.g.verbose:
 		out.bar.above(out.d.stderr, fmt.Sprintf("quak: placeholder thumbnail for %s: %v", what, e.Err))
+	case e.Kind == restore.Waiting && !out.d.g.quiet:
+		out.bar.above(out.d.stderr, fmt.Sprintf("quak: the server takes no more upload URLs for now (its limit a minute); waiting, asking again every %s", e.Wait.Round(time.Second)))
+	case e.Kind == restore.Restarted && out.d.g.verbose:
+		out.bar.above(out.d.stderr, fmt.Sprintf("starting again %s: %v", what, e.Err))
+	case e.Kind == restore.Waiting, e.Kind == restore.Restarted:
 	case out.d.g.verbose:
 		switch e.Kind {
 		case restore.AlbumCreated:

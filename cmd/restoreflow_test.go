@@ -181,7 +181,7 @@ func enteapitestLogin(t *testing.T, e *env, u *enteapitest.User) string {
 // The preview's lines: shared albums left out, the journal kept outside
 // a folder that cannot be written.
 func TestPreviewLinesSayWhatIsLeftOutAndWhereTheJournalIs(t *testing.T) {
-	lines := previewLines(&restore.Preview{From: restore.Source{Kind: restore.FromBackup, Email: "alice@example.org", Endpoint: "https://a"},
+	lines := previewLines(&restore.Preview{From: restore.Origin{Kind: restore.FromBackup, Email: "alice@example.org", Endpoint: "https://a"},
 		ToEmail: "alice@example.org", ToEndpoint: "https://a", ToFiles: 12, Same: true,
 		Shared: []string{"Family", "Trip"}, Journal: "/cfg/restore-journals/x", JournalWhy: restore.JournalReadOnly}, "/mnt/snap")
 	assert.Equal(t, []string{
@@ -189,7 +189,7 @@ func TestPreviewLinesSayWhatIsLeftOutAndWhereTheJournalIs(t *testing.T) {
 		"Left out: 2 albums others shared with the account (Family, Trip); --no-shared=false brings them back as its own.",
 		"/mnt/snap cannot be written: the restore's journal is kept in /cfg/restore-journals/x.",
 	}, lines)
-	lines = previewLines(&restore.Preview{From: restore.Source{Kind: restore.FromExport}, ToEmail: "b@example.org", ToEndpoint: "https://b",
+	lines = previewLines(&restore.Preview{From: restore.Origin{Kind: restore.FromExport}, ToEmail: "b@example.org", ToEndpoint: "https://b",
 		DryRun: true, JournalWhy: restore.JournalFound, Journal: "/j"}, "/x")
 	assert.Equal(t, []string{
 		"Would restore the Ente CLI export in /x → b@example.org on https://b, which holds 0 files.",

@@ -3,10 +3,12 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,11 +49,22 @@ func (e *env) run(args ...string) (code int, stdout, stderr string) {
 // runCtx is run under ctx: cancelling it is Ctrl-C.
 func (e *env) runCtx(ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	e.t.Helper()
-	var out, errb bytes.Buffer
+	return e.runTee(ctx, nil, args...)
+}
+
+// runTee is runCtx, its stderr also copied to tee when set.
+func (e *env) runTee(ctx context.Context, tee io.Writer, args ...string) (code int, stdout, stderr string) {
+	e.t.Helper()
+	var out bytes.Buffer
+	errb := &syncBuffer{}
+	var errw io.Writer = errb
+	if tee != nil {
+		errw = io.MultiWriter(errb, tee)
+	}
 	d := deps{
 		stdin:  strings.NewReader(e.stdin),
 		stdout: &out,
-		stderr: &errb,
+		stderr: errw,
 		getenv: func(k string) string { return e.vars[k] },
 		sleep:  func(context.Context, time.Duration) error { return nil },
 		now:    e.now,
@@ -70,6 +83,24 @@ func (e *env) runCtx(ctx context.Context, args ...string) (code int, stdout, std
 	}
 	code = run(ctx, d, args)
 	return code, out.String(), errb.String()
+}
+
+// syncBuffer is a bytes.Buffer safe for the goroutines of a run.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func (e *env) sessionFile() string { return filepath.Join(e.vars["QUAK_CONFIG_DIR"], "session.json") }
