@@ -79,7 +79,7 @@ func TestBackupStopsWhenCancelled(t *testing.T) {
 	e, s, u, dir := loggedIn(t)
 	f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 8})
 	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID))
-	r := e.runStopped(t, stalledBy(t, s), "backup", dir)
+	r := e.runStopped(t, stalledBy(t, s), "backup", "--streams", ranges, dir)
 	assert.Equal(t, exitInterrupt, r.code, r.errOut)
 	assert.True(t, strings.HasPrefix(r.out, "INTERRUPTED (exit code 130): "), r.out)
 	requireUnlocked(t, dir)
@@ -91,7 +91,7 @@ func TestBackupAllStopsWhenCancelled(t *testing.T) {
 	require.Equal(t, exitOK, code, out+errOut)
 	f := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 9})
 	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, f.ID))
-	r := e.runStopped(t, stalledBy(t, s), "backup", "--all")
+	r := e.runStopped(t, stalledBy(t, s), "backup", "--streams", ranges, "--all")
 	assert.Equal(t, exitInterrupt, r.code, r.errOut)
 	requireUnlocked(t, dir)
 }
