@@ -146,14 +146,14 @@ func TestRestoreWarnsOfABackupThatNeverCompleted(t *testing.T) {
 // line per file.
 func TestRestoreSaysMissingThumbnailToolsOnce(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	e, _, u, dir := loggedIn(t)
+	e, s, u, dir := loggedIn(t)
 	trip := u.AddAlbum("Trip")
 	for i := range 3 {
 		trip.AddFile(enteapitest.FileSpec{Title: fmt.Sprintf("clip%d.mp4", i), FileType: 1, Data: []byte(fmt.Sprintf("video %d", i))})
 	}
 	code, out, errOut := e.run("backup", dir)
 	require.Equal(t, exitOK, code, out+errOut)
-	bob := enteapitestLogin(t, e, u)
+	bob := enteapitestLogin(t, e, s)
 	for _, dry := range []bool{true, false} {
 		args := []string{"restore", "--account", bob, dir}
 		if dry {
@@ -167,11 +167,9 @@ func TestRestoreSaysMissingThumbnailToolsOnce(t *testing.T) {
 	assert.Contains(t, out, "3 files got Ente's placeholder thumbnail (3 for want of ffmpeg)\n")
 }
 
-// enteapitestLogin adds bob on u's server, logs him in, and returns his
-// email.
-func enteapitestLogin(t *testing.T, e *env, u *enteapitest.User) string {
+// enteapitestLogin adds bob on s, logs him in, and returns his email.
+func enteapitestLogin(t *testing.T, e *env, s *enteapitest.Server) string {
 	t.Helper()
-	s := u.Server()
 	bob := s.AddUser("bob@example.org", "pw", enteapitest.UserOptions{})
 	code, _, errOut := e.run("login", "--email", bob.Email, "--endpoint", s.URL(), "--password-file", passwordFile(t, bob.Password, 0o600))
 	require.Equal(t, exitOK, code, errOut)
