@@ -43,7 +43,7 @@ func TestHelpSaysOnlyWhatTheCommandHas(t *testing.T) {
 		{[]string{"backup"}, true},
 		{[]string{"helper", "fix-missing-thumbnails"}, true},
 		{[]string{"status"}, false},
-		{[]string{"restore"}, false},
+		{[]string{"restore"}, true},
 		{[]string{"verify"}, false},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
