@@ -1,10 +1,6 @@
 package state
 
-import (
-	"encoding/json"
-
-	"github.com/quak-photos/quak/apiclient"
-)
+import "encoding/json"
 
 // filesFill is the files bucket's fill percent: ids mostly grow, so pages
 // are filled before they split instead of being left half empty.
@@ -30,8 +26,8 @@ type diskFile struct {
 	Status      Status               `json:"status"`
 	Error       string               `json:"error,omitempty"`
 	Entries     map[int64]*diskEntry `json:"entries,omitempty"`
-	Pending     *apiclient.File      `json:"pending,omitempty"`
-	PendingAlso []*apiclient.File    `json:"pendingAlso,omitempty"`
+	Pending     *diskDiffEntry       `json:"pending,omitempty"`
+	PendingAlso []*diskDiffEntry     `json:"pendingAlso,omitempty"`
 	View        *View                `json:"view,omitempty"`
 	Trash       []TrashCopy          `json:"trash,omitempty"`
 }
@@ -50,7 +46,8 @@ type diskEntry struct {
 
 func encodeFile(f *File) ([]byte, error) {
 	d := diskFile{V: compactForm, ID: f.ID, OwnerID: f.OwnerID, Header: f.Header, Size: f.Size, Meta: f.Meta,
-		Status: f.Status, Error: f.Error, Pending: f.Pending, PendingAlso: f.PendingAlso, View: f.View, Trash: f.Trash}
+		Status: f.Status, Error: f.Error, Pending: diskDiffEntryOf(f.Pending), PendingAlso: diskDiffEntries(f.PendingAlso),
+		View: f.View, Trash: f.Trash}
 	if f.LocalHash != f.Meta.Hash {
 		d.LocalHash = &f.LocalHash
 	}
@@ -86,7 +83,7 @@ func decodeFile(v []byte) (*File, error) {
 	}
 	compact := d.V >= compactForm
 	f := &File{ID: d.ID, OwnerID: d.OwnerID, Header: d.Header, Size: d.Size, Meta: d.Meta, Status: d.Status,
-		Error: d.Error, Pending: d.Pending, PendingAlso: d.PendingAlso, View: d.View, Trash: d.Trash,
+		Error: d.Error, Pending: d.Pending.diffEntry(), PendingAlso: diffEntries(d.PendingAlso), View: d.View, Trash: d.Trash,
 		Entries: make(map[int64]*Entry, len(d.Entries))}
 	switch {
 	case d.LocalHash != nil:
