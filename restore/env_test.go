@@ -145,7 +145,7 @@ func (e *env) library() {
 // copyOf is what a backup says of one original: its metadata, local hash
 // and the albums (name/type/visibility) that hold it.
 type copyOf struct {
-	Meta   state.Meta
+	Meta   catalog.Meta
 	Hash   string
 	Albums string
 }

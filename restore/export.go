@@ -16,6 +16,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 )
@@ -290,8 +291,8 @@ func exportOriginal(ctx context.Context, folder string, f *exportFile, o *origin
 func sameType(had, named int) bool { return had == named || had == 1 && named == 0 }
 
 // exportMeta is a sidecar's metadata as a backup records it.
-func exportMeta(f *exportFile) (state.Meta, error) {
-	m := state.Meta{Title: f.Title, FileType: fileTypeOf(f)}
+func exportMeta(f *exportFile) (catalog.Meta, error) {
+	m := catalog.Meta{Title: f.Title, FileType: fileTypeOf(f)}
 	var err error
 	if m.CreationTime, err = micros(f.CreationTime); err != nil {
 		return m, fmt.Errorf("creationTime: %w", err)

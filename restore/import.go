@@ -163,8 +163,8 @@ func keyID(key string) int64 {
 }
 
 // metaOf is the metadata an original is uploaded with.
-func metaOf(src *Original) state.Meta {
-	return state.Meta{Title: src.Title, FileType: src.FileType, CreationTime: src.CreationTime, ModificationTime: src.ModificationTime,
+func metaOf(src *Original) catalog.Meta {
+	return catalog.Meta{Title: src.Title, FileType: src.FileType, CreationTime: src.CreationTime, ModificationTime: src.ModificationTime,
 		Caption: src.Caption, Latitude: src.Latitude, Longitude: src.Longitude, Offset: src.Offset}
 }
 

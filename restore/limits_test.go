@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/state"
 )
 
@@ -21,33 +22,33 @@ func TestCheckMetadataKeepsToWhatEntesAppsTake(t *testing.T) {
 	ok := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 	for _, tc := range []struct {
 		name  string
-		meta  state.Meta
+		meta  catalog.Meta
 		field string // "" when taken
 	}{
-		{"plain", state.Meta{CreationTime: ok, ModificationTime: ok}, ""},
-		{"caption=5000", state.Meta{Caption: strings.Repeat("é", 5000), CreationTime: ok, ModificationTime: ok}, ""},
-		{"caption=5001", state.Meta{Caption: strings.Repeat("é", 5001), CreationTime: ok, ModificationTime: ok}, "caption"},
-		{"caption=10MiB", state.Meta{Caption: strings.Repeat("x", 10<<20), CreationTime: ok, ModificationTime: ok}, "caption"},
-		{"lat=90", state.Meta{Latitude: f(90), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, ""},
-		{"lat=-90", state.Meta{Latitude: f(-90), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, ""},
-		{"lat=90.000001", state.Meta{Latitude: f(90.000001), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, "latitude"},
-		{"lat=-90.000001", state.Meta{Latitude: f(-90.000001), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, "latitude"},
-		{"lat=999", state.Meta{Latitude: f(999), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, "latitude"},
-		{"lat=NaN", state.Meta{Latitude: f(math.NaN()), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, "latitude"},
-		{"lon=180", state.Meta{Latitude: f(0), Longitude: f(180), CreationTime: ok, ModificationTime: ok}, ""},
-		{"lon=-180", state.Meta{Latitude: f(0), Longitude: f(-180), CreationTime: ok, ModificationTime: ok}, ""},
-		{"lon=180.000001", state.Meta{Latitude: f(0), Longitude: f(180.000001), CreationTime: ok, ModificationTime: ok}, "longitude"},
-		{"lon=-180.000001", state.Meta{Latitude: f(0), Longitude: f(-180.000001), CreationTime: ok, ModificationTime: ok}, "longitude"},
-		{"lon=-1e308", state.Meta{Latitude: f(0), Longitude: f(-1e308), CreationTime: ok, ModificationTime: ok}, "longitude"},
-		{"lon=NaN", state.Meta{Latitude: f(0), Longitude: f(math.NaN()), CreationTime: ok, ModificationTime: ok}, "longitude"},
-		{"created=1800", state.Meta{CreationTime: us(1800, 1, 1, 0, 0, 0, 0), ModificationTime: ok}, ""},
-		{"created<1800", state.Meta{CreationTime: us(1799, 12, 31, 23, 59, 59, 999999000), ModificationTime: ok}, "creation time"},
-		{"created<2200", state.Meta{CreationTime: us(2199, 12, 31, 23, 59, 59, 999999000), ModificationTime: ok}, ""},
-		{"created=2200", state.Meta{CreationTime: us(2200, 1, 1, 0, 0, 0, 0), ModificationTime: ok}, "creation time"},
-		{"created=year1", state.Meta{CreationTime: us(1, 1, 1, 0, 0, 0, 0), ModificationTime: ok}, "creation time"},
-		{"created=9999", state.Meta{CreationTime: us(9999, 12, 31, 0, 0, 0, 0), ModificationTime: ok}, "creation time"},
-		{"modified=year1", state.Meta{CreationTime: ok, ModificationTime: us(1, 1, 1, 0, 0, 0, 0)}, "modification time"},
-		{"modified=2200", state.Meta{CreationTime: ok, ModificationTime: us(2200, 1, 1, 0, 0, 0, 0)}, "modification time"},
+		{"plain", catalog.Meta{CreationTime: ok, ModificationTime: ok}, ""},
+		{"caption=5000", catalog.Meta{Caption: strings.Repeat("é", 5000), CreationTime: ok, ModificationTime: ok}, ""},
+		{"caption=5001", catalog.Meta{Caption: strings.Repeat("é", 5001), CreationTime: ok, ModificationTime: ok}, "caption"},
+		{"caption=10MiB", catalog.Meta{Caption: strings.Repeat("x", 10<<20), CreationTime: ok, ModificationTime: ok}, "caption"},
+		{"lat=90", catalog.Meta{Latitude: f(90), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, ""},
+		{"lat=-90", catalog.Meta{Latitude: f(-90), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, ""},
+		{"lat=90.000001", catalog.Meta{Latitude: f(90.000001), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, "latitude"},
+		{"lat=-90.000001", catalog.Meta{Latitude: f(-90.000001), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, "latitude"},
+		{"lat=999", catalog.Meta{Latitude: f(999), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, "latitude"},
+		{"lat=NaN", catalog.Meta{Latitude: f(math.NaN()), Longitude: f(0), CreationTime: ok, ModificationTime: ok}, "latitude"},
+		{"lon=180", catalog.Meta{Latitude: f(0), Longitude: f(180), CreationTime: ok, ModificationTime: ok}, ""},
+		{"lon=-180", catalog.Meta{Latitude: f(0), Longitude: f(-180), CreationTime: ok, ModificationTime: ok}, ""},
+		{"lon=180.000001", catalog.Meta{Latitude: f(0), Longitude: f(180.000001), CreationTime: ok, ModificationTime: ok}, "longitude"},
+		{"lon=-180.000001", catalog.Meta{Latitude: f(0), Longitude: f(-180.000001), CreationTime: ok, ModificationTime: ok}, "longitude"},
+		{"lon=-1e308", catalog.Meta{Latitude: f(0), Longitude: f(-1e308), CreationTime: ok, ModificationTime: ok}, "longitude"},
+		{"lon=NaN", catalog.Meta{Latitude: f(0), Longitude: f(math.NaN()), CreationTime: ok, ModificationTime: ok}, "longitude"},
+		{"created=1800", catalog.Meta{CreationTime: us(1800, 1, 1, 0, 0, 0, 0), ModificationTime: ok}, ""},
+		{"created<1800", catalog.Meta{CreationTime: us(1799, 12, 31, 23, 59, 59, 999999000), ModificationTime: ok}, "creation time"},
+		{"created<2200", catalog.Meta{CreationTime: us(2199, 12, 31, 23, 59, 59, 999999000), ModificationTime: ok}, ""},
+		{"created=2200", catalog.Meta{CreationTime: us(2200, 1, 1, 0, 0, 0, 0), ModificationTime: ok}, "creation time"},
+		{"created=year1", catalog.Meta{CreationTime: us(1, 1, 1, 0, 0, 0, 0), ModificationTime: ok}, "creation time"},
+		{"created=9999", catalog.Meta{CreationTime: us(9999, 12, 31, 0, 0, 0, 0), ModificationTime: ok}, "creation time"},
+		{"modified=year1", catalog.Meta{CreationTime: ok, ModificationTime: us(1, 1, 1, 0, 0, 0, 0)}, "modification time"},
+		{"modified=2200", catalog.Meta{CreationTime: ok, ModificationTime: us(2200, 1, 1, 0, 0, 0, 0)}, "modification time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := checkMetadata(&original{rec: &state.File{Meta: tc.meta}})

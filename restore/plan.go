@@ -99,7 +99,7 @@ func readPlan(f *folder.Folder, sel selection) (*plan, error) {
 // it back (not saved whole, or in no album any more) or sel leaves it
 // out (chosen false).
 func (p *plan) take(f *folder.Folder, sf *state.File, cols map[int64]*state.Collection, sel selection) (o *original, chosen bool) {
-	hashes := catalog.PartHashes(sf)
+	hashes := state.PartHashes(sf)
 	want := 1
 	if catalog.IsLivePhoto(sf.Meta) {
 		want = 2

@@ -110,7 +110,7 @@ func (ad *adopter) previous(sf *state.File, c *state.Collection, it *catalog.Ite
 	if len(names) == 0 {
 		return nil
 	}
-	return &state.Entry{Name: names[0], Parts: names, Meta: state.Meta{Title: it.Meta.Title}}
+	return &state.Entry{Name: names[0], Parts: names, Meta: catalog.Meta{Title: it.Meta.Title}}
 }
 
 // adoptExisting recognises a file that an `ente export` already saved in an
@@ -146,7 +146,7 @@ func (ad *adopter) adoptExisting(it *catalog.Item, sf *state.File, a *catalog.Al
 
 // exportHolds reports whether the files names in dir hash to what m says:
 // one file, or a live photo's two parts.
-func exportHolds(dir string, names []string, m state.Meta) bool {
+func exportHolds(dir string, names []string, m catalog.Meta) bool {
 	want := []string{m.Hash}
 	if catalog.IsLivePhoto(m) {
 		ih, vh, ok := catalog.SplitLiveHash(m.Hash)

@@ -33,7 +33,7 @@ func TestAdopterTakesAnExportsFileByItsSidecarOnlyWhenItsHashMatches(t *testing.
 	assert.Equal(t, state.Saved, rec.Status)
 	assert.Equal(t, []string{"x.jpg"}, rec.Entries[c.ID].Parts)
 	assert.Nil(t, ad.adoptExisting(bad, nil, a, c), "damaged: downloaded instead")
-	assert.Equal(t, &state.Entry{Name: "y.jpg", Parts: []string{"y.jpg"}, Meta: state.Meta{Title: "y.jpg"}},
+	assert.Equal(t, &state.Entry{Name: "y.jpg", Parts: []string{"y.jpg"}, Meta: catalog.Meta{Title: "y.jpg"}},
 		ad.previous(nil, c, bad), "and into its place")
 	assert.Nil(t, ad.previous(nil, c, &catalog.Item{FileID: 13}), "a name that would leave the folder is ignored")
 	assert.Equal(t, 1, u.tally.summary().Adopted)

@@ -237,7 +237,7 @@ func TestPagerStopsOnADiskErrorOfAnUpdate(t *testing.T) {
 	w := &pageWork{prev: map[int64]*state.File{}}
 	a := &catalog.Album{ID: 1, Name: "A"}
 	raw := &apiclient.File{ID: 5, CollectionID: 1}
-	it := &catalog.Item{FileID: 5, Meta: state.Meta{Title: "t"}}
+	it := &catalog.Item{FileID: 5, Meta: catalog.Meta{Title: "t"}}
 	assert.ErrorIs(t, pg.settle(context.Background(), nil, full, nil, raw, a, it, w), full)
 	assert.Empty(t, w.out)
 	require.NoError(t, pg.settle(context.Background(), nil, errors.New("one file's"), nil, raw, a, it, w))

@@ -29,7 +29,7 @@ type untrasher struct {
 // hash to what was saved, so nothing is downloaded. It returns nil when
 // there is no such copy (the caller downloads the file).
 func (u *untrasher) fromTrash(it *catalog.Item, sf *state.File, a *catalog.Album, c *state.Collection) *state.File {
-	want := catalog.PartHashes(sf)
+	want := state.PartHashes(sf)
 	for i, tc := range sf.Trash {
 		if len(want) == 0 || len(tc.Parts) != len(want) || !u.intact(tc.Parts, want) {
 			continue

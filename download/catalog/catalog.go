@@ -11,7 +11,6 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download/secretstream"
-	"github.com/quak-photos/quak/download/state"
 )
 
 // Keys are the account keys that open collection keys.
@@ -95,7 +94,7 @@ type Item struct {
 	Key          []byte
 	Header       []byte
 	Size         int64 // ciphertext size, or -1 when unknown
-	Meta         state.Meta
+	Meta         Meta
 	// Placeholder: the uploader could not make a thumbnail and stored
 	// Ente's fixed black one (metadata.hasStaticThumbnail, or
 	// pubMagicMetadata.noThumb from the mobile apps).
@@ -154,12 +153,12 @@ type metadata struct {
 	VideoHash        string       `json:"videoHash"`
 }
 
-func parseMetadata(b []byte) (state.Meta, error) {
+func parseMetadata(b []byte) (Meta, error) {
 	var md metadata
 	if err := json.Unmarshal(b, &md); err != nil {
-		return state.Meta{}, err
+		return Meta{}, err
 	}
-	m := state.Meta{Title: md.Title, Hash: md.Hash}
+	m := Meta{Title: md.Title, Hash: md.Hash}
 	if md.FileType != nil {
 		t, err := md.FileType.Int64()
 		if err != nil {
@@ -207,7 +206,7 @@ type publicMagic struct {
 	OffsetTime string          `json:"offsetTime"`
 }
 
-func (p publicMagic) apply(m *state.Meta) {
+func (p publicMagic) apply(m *Meta) {
 	if p.EditedName != "" {
 		m.Title = p.EditedName
 	}
@@ -258,29 +257,7 @@ func caption(raw json.RawMessage) string {
 }
 
 // IsLivePhoto reports Ente's live-photo file type (a zip of image and video).
-func IsLivePhoto(m state.Meta) bool { return m.FileType == 2 }
-
-// PartHashes are the hashes (base64 BLAKE2b-512) f's parts were written
-// with, in the order of an entry's parts, or nil when they are unknown.
-func PartHashes(f *state.File) []string {
-	h := f.LocalHash
-	if h == "" {
-		h = f.Meta.Hash
-	}
-	if IsLivePhoto(f.Meta) {
-		for _, lone := range []string{"image:", "video:"} {
-			if rest, ok := strings.CutPrefix(h, lone); ok {
-				return []string{rest} // an archive that held only one usable part
-			}
-		}
-		img, vid, ok := SplitLiveHash(h)
-		if !ok {
-			return nil
-		}
-		return []string{img, vid}
-	}
-	return []string{h}
-}
+func IsLivePhoto(m Meta) bool { return m.FileType == 2 }
 
 // SplitLiveHash splits "imageHash:videoHash".
 func SplitLiveHash(h string) (image, video string, ok bool) {

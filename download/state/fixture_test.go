@@ -11,13 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/catalog"
 )
 
 // fixtureFile is the record testdata/state/record.json holds: every field
 // set, a live photo in three albums, a diff entry kept for a retry in two.
 func fixtureFile() *File {
 	lat, lon, lat2 := 52.5, 13.25, -33.875
-	m := Meta{Title: "IMG_0042.HEIC", FileType: 2, CreationTime: 1700000000000001, ModificationTime: 1700000000000002,
+	m := catalog.Meta{Title: "IMG_0042.HEIC", FileType: 2, CreationTime: 1700000000000001, ModificationTime: 1700000000000002,
 		Caption: "at the lake", Latitude: &lat, Longitude: &lon, Hash: "aW1hZ2U=:dmlkZW8=", Offset: "+02:00"}
 	edited := m
 	edited.Caption, edited.Latitude = "renamed in this album", &lat2
@@ -32,7 +33,7 @@ func fixtureFile() *File {
 				Sidecars: []string{"IMG_0042.HEIC.xmp"}, SidecarHashes: map[string]string{"IMG_0042.HEIC.xmp": "ab12"}},
 			1004: {Name: "IMG_0042 (2).HEIC", Parts: []string{"IMG_0042 (2).HEIC", "IMG_0042 (2).MOV"}, Meta: edited,
 				Deleted: true, Copy: true, Stale: true},
-			1005: {Name: "one.jpg", Parts: []string{"one.jpg"}, Meta: Meta{Title: "one.jpg"}},
+			1005: {Name: "one.jpg", Parts: []string{"one.jpg"}, Meta: catalog.Meta{Title: "one.jpg"}},
 		},
 		Pending:     fixtureDiffEntry(1002),
 		PendingAlso: []*apiclient.File{fixtureDiffEntry(1004), deleted},

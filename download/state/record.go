@@ -1,6 +1,10 @@
 package state
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/quak-photos/quak/download/catalog"
+)
 
 // filesFill is the files bucket's fill percent: ids mostly grow, so pages
 // are filled before they split instead of being left half empty.
@@ -21,7 +25,7 @@ type diskFile struct {
 	OwnerID     int64                `json:"ownerID,omitempty"`
 	Header      string               `json:"header,omitempty"`
 	Size        int64                `json:"size,omitempty"`
-	Meta        Meta                 `json:"meta"`
+	Meta        diskMeta             `json:"meta"`
 	LocalHash   *string              `json:"localHash,omitempty"`
 	Status      Status               `json:"status"`
 	Error       string               `json:"error,omitempty"`
@@ -32,20 +36,36 @@ type diskFile struct {
 	Trash       []TrashCopy          `json:"trash,omitempty"`
 }
 
+// diskMeta is catalog.Meta as a record holds it. A field the catalog gains
+// fails to compile here (the conversions need the same fields) until the
+// record is given it too.
+type diskMeta struct {
+	Title            string   `json:"title"`
+	FileType         int      `json:"fileType,omitempty"`
+	CreationTime     int64    `json:"creationTime,omitempty"`
+	ModificationTime int64    `json:"modificationTime,omitempty"`
+	Caption          string   `json:"caption,omitempty"`
+	Latitude         *float64 `json:"latitude,omitempty"`
+	Longitude        *float64 `json:"longitude,omitempty"`
+	Hash             string   `json:"hash,omitempty"`
+	Offset           string   `json:"offset,omitempty"`
+	Visibility       int      `json:"visibility,omitempty"`
+}
+
 type diskEntry struct {
 	Name          string            `json:"name"`
 	Parts         *[]string         `json:"parts,omitempty"`
 	Deleted       bool              `json:"deleted,omitempty"`
 	Copy          bool              `json:"copy,omitempty"`
 	Stale         bool              `json:"stale,omitempty"`
-	Meta          *Meta             `json:"meta,omitempty"`
+	Meta          *diskMeta         `json:"meta,omitempty"`
 	Updated       int64             `json:"updated,omitempty"`
 	Sidecars      []string          `json:"sidecars,omitempty"`
 	SidecarHashes map[string]string `json:"sidecarHashes,omitempty"`
 }
 
 func encodeFile(f *File) ([]byte, error) {
-	d := diskFile{V: compactForm, ID: f.ID, OwnerID: f.OwnerID, Header: f.Header, Size: f.Size, Meta: f.Meta,
+	d := diskFile{V: compactForm, ID: f.ID, OwnerID: f.OwnerID, Header: f.Header, Size: f.Size, Meta: diskMeta(f.Meta),
 		Status: f.Status, Error: f.Error, Pending: diskDiffEntryOf(f.Pending), PendingAlso: diskDiffEntries(f.PendingAlso),
 		View: f.View, Trash: f.Trash}
 	if f.LocalHash != f.Meta.Hash {
@@ -68,7 +88,7 @@ func encodeFile(f *File) ([]byte, error) {
 			de.Parts = &parts
 		}
 		if !e.Meta.Equal(f.Meta) {
-			m := e.Meta
+			m := diskMeta(e.Meta)
 			de.Meta = &m
 		}
 		d.Entries[cid] = de
@@ -82,7 +102,7 @@ func decodeFile(v []byte) (*File, error) {
 		return nil, err
 	}
 	compact := d.V >= compactForm
-	f := &File{ID: d.ID, OwnerID: d.OwnerID, Header: d.Header, Size: d.Size, Meta: d.Meta, Status: d.Status,
+	f := &File{ID: d.ID, OwnerID: d.OwnerID, Header: d.Header, Size: d.Size, Meta: catalog.Meta(d.Meta), Status: d.Status,
 		Error: d.Error, Pending: d.Pending.diffEntry(), PendingAlso: diffEntries(d.PendingAlso), View: d.View, Trash: d.Trash,
 		Entries: make(map[int64]*Entry, len(d.Entries))}
 	switch {
@@ -105,27 +125,11 @@ func decodeFile(v []byte) (*File, error) {
 		}
 		switch {
 		case de.Meta != nil:
-			e.Meta = *de.Meta
+			e.Meta = catalog.Meta(*de.Meta)
 		case compact:
 			e.Meta = f.Meta
 		}
 		f.Entries[cid] = e
 	}
 	return f, nil
-}
-
-// Equal reports whether a and b say the same (coordinates by value).
-func (a Meta) Equal(b Meta) bool {
-	if !sameFloat(a.Latitude, b.Latitude) || !sameFloat(a.Longitude, b.Longitude) {
-		return false
-	}
-	a.Latitude, a.Longitude, b.Latitude, b.Longitude = nil, nil, nil, nil
-	return a == b
-}
-
-func sameFloat(a, b *float64) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/quak-photos/quak/download/catalog"
 )
 
 // oldRecord is a saved file as quak wrote it before the compact form: the
@@ -43,14 +45,14 @@ func TestRecordsOfOlderQuaksStillRead(t *testing.T) {
 	defer func() { _ = s.Close() }()
 	f, err := s.File(1003)
 	require.NoError(t, err)
-	want := Meta{Title: "IMG_00000.jpg", CreationTime: 1700000000000002, ModificationTime: 1700000000000002, Hash: "aGFzaA=="}
+	want := catalog.Meta{Title: "IMG_00000.jpg", CreationTime: 1700000000000002, ModificationTime: 1700000000000002, Hash: "aGFzaA=="}
 	assert.Equal(t, want, f.Meta)
 	assert.Equal(t, "aGFzaA==", f.LocalHash)
 	assert.Equal(t, Saved, f.Status)
 	assert.Equal(t, int64(1041), f.Size)
 	assert.Equal(t, "xqFpHOuOIxX45mEEQkOYmXWwF6sslmzW", f.Header)
 	assert.Equal(t, &Entry{Name: "IMG_00000.jpg", Parts: []string{"IMG_00000.jpg"}, Meta: want, Updated: 1700000000000003}, f.Entries[1002])
-	assert.Equal(t, &Entry{Name: "old.jpg", Meta: Meta{Title: "old.jpg", CreationTime: 1, ModificationTime: 1}}, f.Entries[1004],
+	assert.Equal(t, &Entry{Name: "old.jpg", Meta: catalog.Meta{Title: "old.jpg", CreationTime: 1, ModificationTime: 1}}, f.Entries[1004],
 		"an old entry without parts keeps none, and its own metadata")
 	g, err := s.File(1005)
 	require.NoError(t, err)
@@ -69,7 +71,7 @@ func TestRecordsOfOlderQuaksStillRead(t *testing.T) {
 
 func TestCompactRecordRoundTrip(t *testing.T) {
 	lat, lon, lat2 := 1.5, 2.5, 1.5
-	m := Meta{Title: "a.jpg", FileType: 2, CreationTime: 5, ModificationTime: 6, Hash: "h1:h2", Latitude: &lat, Longitude: &lon}
+	m := catalog.Meta{Title: "a.jpg", FileType: 2, CreationTime: 5, ModificationTime: 6, Hash: "h1:h2", Latitude: &lat, Longitude: &lon}
 	m2 := m
 	m2.Latitude = &lat2
 	other := m
@@ -83,7 +85,7 @@ func TestCompactRecordRoundTrip(t *testing.T) {
 			1: {Name: "a.jpg", Parts: []string{"a.jpg"}, Meta: m2},
 			2: {Name: "a.jpg", Parts: []string{"a.HEIC", "a.MOV"}, Meta: other, Sidecars: []string{"a.xmp"}},
 			3: {Name: "b.jpg", Parts: []string{}, Meta: m, Stale: true},
-			4: {Name: "c.jpg", Meta: Meta{}},
+			4: {Name: "c.jpg", Meta: catalog.Meta{}},
 			5: {Name: "d.jpg", Parts: []string{"e.jpg"}, Meta: moved},
 			6: {Name: "f.jpg", Parts: []string{"f.jpg"}, Meta: noPlace},
 		}},
@@ -101,9 +103,9 @@ func TestCompactRecordRoundTrip(t *testing.T) {
 		assert.Equal(t, f, got)
 	}
 	v, err := encodeFile(&File{ID: 1003, OwnerID: 1001, Header: "xqFpHOuOIxX45mEEQkOYmXWwF6sslmzW", Size: 1041, Status: Saved,
-		Meta:      Meta{Title: "IMG_00000.jpg", CreationTime: 1700000000000002, ModificationTime: 1700000000000002, Hash: "aGFzaA=="},
+		Meta:      catalog.Meta{Title: "IMG_00000.jpg", CreationTime: 1700000000000002, ModificationTime: 1700000000000002, Hash: "aGFzaA=="},
 		LocalHash: "aGFzaA==", Entries: map[int64]*Entry{1002: {Name: "IMG_00000.jpg", Parts: []string{"IMG_00000.jpg"},
-			Meta: Meta{Title: "IMG_00000.jpg", CreationTime: 1700000000000002, ModificationTime: 1700000000000002, Hash: "aGFzaA=="}}}})
+			Meta: catalog.Meta{Title: "IMG_00000.jpg", CreationTime: 1700000000000002, ModificationTime: 1700000000000002, Hash: "aGFzaA=="}}}})
 	require.NoError(t, err)
 	assert.Less(t, len(v), len(oldRecord)/2, "%s", v)
 }

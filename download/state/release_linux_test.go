@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/quak-photos/quak/download/catalog"
 )
 
 // mappedKiB is how much of the file at path is resident in this process's
@@ -48,8 +50,8 @@ func TestAPassOverEveryFileDoesNotStayInMemory(t *testing.T) {
 		for j := i; j < i+5000; j++ {
 			title := fmt.Sprintf("IMG_%05d.jpg", j)
 			batch = append(batch, &File{ID: int64(j + 1), Status: Saved, Size: 1000, Header: strings.Repeat("h", 32),
-				Meta: Meta{Title: title, Hash: strings.Repeat("x", 88), CreationTime: 1700000000000000}, LocalHash: strings.Repeat("x", 88),
-				Entries: map[int64]*Entry{7: {Name: title, Parts: []string{title}, Meta: Meta{Title: title}}}})
+				Meta: catalog.Meta{Title: title, Hash: strings.Repeat("x", 88), CreationTime: 1700000000000000}, LocalHash: strings.Repeat("x", 88),
+				Entries: map[int64]*Entry{7: {Name: title, Parts: []string{title}, Meta: catalog.Meta{Title: title}}}})
 		}
 		require.NoError(t, s.Commit(batch, nil))
 	}

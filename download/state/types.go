@@ -1,6 +1,11 @@
 package state
 
-import "github.com/quak-photos/quak/apiclient"
+import (
+	"strings"
+
+	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/download/catalog"
+)
 
 // Collection is an album as the backup knows it.
 type Collection struct {
@@ -40,25 +45,6 @@ const (
 	Skipped Status = "skipped"
 )
 
-// Meta is the metadata a file's local copy reflects.
-type Meta struct {
-	Title            string   `json:"title"`
-	FileType         int      `json:"fileType,omitempty"`
-	CreationTime     int64    `json:"creationTime,omitempty"`
-	ModificationTime int64    `json:"modificationTime,omitempty"`
-	Caption          string   `json:"caption,omitempty"`
-	Latitude         *float64 `json:"latitude,omitempty"`
-	Longitude        *float64 `json:"longitude,omitempty"`
-	Hash             string   `json:"hash,omitempty"`
-	// Offset is the UTC offset ("+02:00") of the place the photo was
-	// taken, when Ente's apps recorded it.
-	Offset string `json:"offset,omitempty"`
-	// Visibility is the file's own, as its owner set it in Ente's apps (0
-	// visible, 1 archived, 2 hidden): the owner's private magic metadata,
-	// which no one else sees.
-	Visibility int `json:"visibility,omitempty"`
-}
-
 // Entry is a file's place in one album folder: its name there and the names
 // of every part (a live photo has two).
 type Entry struct {
@@ -74,7 +60,7 @@ type Entry struct {
 	Stale bool `json:"stale,omitempty"`
 	// Meta is what this album's copy and sidecar reflect; each album's copy
 	// is brought up to date when that album's diff reports the edit.
-	Meta Meta `json:"meta"`
+	Meta catalog.Meta `json:"meta"`
 	// Updated is the updationTime of the listing entry this copy reflects,
 	// so an entry listed again (the overlap behind the cursor) is not
 	// applied twice; 0 in records of older quaks.
@@ -93,11 +79,11 @@ type Entry struct {
 
 // File is one Ente file and where the backup keeps it.
 type File struct {
-	ID      int64  `json:"id"`
-	OwnerID int64  `json:"ownerID"`
-	Header  string `json:"header"` // file.decryptionHeader: a new one means new content
-	Size    int64  `json:"size"`   // ciphertext bytes
-	Meta    Meta   `json:"meta"`
+	ID      int64        `json:"id"`
+	OwnerID int64        `json:"ownerID"`
+	Header  string       `json:"header"` // file.decryptionHeader: a new one means new content
+	Size    int64        `json:"size"`   // ciphertext bytes
+	Meta    catalog.Meta `json:"meta"`
 	// LocalHash is the BLAKE2b-512 (base64) of the bytes written, as Meta.Hash
 	// is written: "image:video" for a live photo. It differs from Meta.Hash
 	// only for a HashMismatch file; empty in records of older quaks. A live
@@ -147,4 +133,26 @@ type TrashCopy struct {
 	// ("" for a part without one), when any went.
 	XMP     []string `json:"xmp,omitempty"`
 	Takeout []string `json:"takeout,omitempty"`
+}
+
+// PartHashes are the hashes (base64 BLAKE2b-512) f's parts were written
+// with, in the order of an entry's parts, or nil when they are unknown.
+func PartHashes(f *File) []string {
+	h := f.LocalHash
+	if h == "" {
+		h = f.Meta.Hash
+	}
+	if catalog.IsLivePhoto(f.Meta) {
+		for _, lone := range []string{"image:", "video:"} {
+			if rest, ok := strings.CutPrefix(h, lone); ok {
+				return []string{rest} // an archive that held only one usable part
+			}
+		}
+		img, vid, ok := catalog.SplitLiveHash(h)
+		if !ok {
+			return nil
+		}
+		return []string{img, vid}
+	}
+	return []string{h}
 }

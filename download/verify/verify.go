@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/sidecars"
@@ -279,7 +278,7 @@ func (v *verifier) order(files []*state.File) error {
 }
 
 // partHashes are the hashes f's parts were written with.
-func partHashes(f *state.File) []string { return catalog.PartHashes(f) }
+func partHashes(f *state.File) []string { return state.PartHashes(f) }
 
 // judge reports what l found wrong with its file, in the order of its
 // albums and parts, and whether it needs to be downloaded again.

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"
@@ -118,7 +119,7 @@ func (b *bench) file(id int64, title string, cids ...int64) *state.File {
 	b.t.Helper()
 	lat, lon := 48.8584, 2.2945
 	f := &state.File{ID: id, OwnerID: 1, Status: state.Saved, Header: "h", Entries: map[int64]*state.Entry{},
-		Meta: state.Meta{Title: title, CreationTime: 1_600_000_000_000_000, ModificationTime: 1_600_000_100_000_000,
+		Meta: catalog.Meta{Title: title, CreationTime: 1_600_000_000_000_000, ModificationTime: 1_600_000_100_000_000,
 			Caption: "by the tower", Latitude: &lat, Longitude: &lon, Hash: "aGFzaA=="}}
 	for _, cid := range cids {
 		c := b.albums[cid]

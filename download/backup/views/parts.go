@@ -161,7 +161,7 @@ func (p *partFiles) info(f *state.File, e *state.Entry, i int) sidecars.Info {
 
 // takenAt is when the photo was taken, at the offset Ente recorded for the
 // place, else in zone.
-func takenAt(m state.Meta, zone *time.Location) time.Time {
+func takenAt(m catalog.Meta, zone *time.Location) time.Time {
 	t := micros(m.CreationTime)
 	if off, ok := catalog.ParseOffset(m.Offset); ok {
 		return t.In(time.FixedZone("", off))
