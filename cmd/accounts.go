@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/download/configdir"
 	"github.com/quak-photos/quak/errs"
 )
 
@@ -53,7 +54,7 @@ type accountLine struct {
 	userID          int64
 	session         string
 	code            int
-	folders         []account.Folder
+	folders         []configdir.Folder
 }
 
 func runAccounts(ctx context.Context, d deps, o *accountsOpts) error {
@@ -88,10 +89,10 @@ func runAccounts(ctx context.Context, d deps, o *accountsOpts) error {
 			continue
 		}
 		if f.Email == "" { // a public link's folder: no account, no session
-			lines = append(lines, accountLine{endpoint: f.Endpoint, session: "none needed: a public link's album", folders: []account.Folder{f}})
+			lines = append(lines, accountLine{endpoint: f.Endpoint, session: "none needed: a public link's album", folders: []configdir.Folder{f}})
 			continue
 		}
-		lines = append(lines, accountLine{email: f.Email, endpoint: f.Endpoint, session: "none: run quak login --email " + f.Email, code: exitLogin, folders: []account.Folder{f}})
+		lines = append(lines, accountLine{email: f.Email, endpoint: f.Endpoint, session: "none: run quak login --email " + f.Email, code: exitLogin, folders: []configdir.Folder{f}})
 	}
 	code := exitOK
 	for _, l := range lines {
@@ -180,7 +181,7 @@ func forgetFolder(d deps, dir string) error {
 	if err != nil {
 		return err
 	}
-	err = account.UpdateFolders(path, func(fs *account.Folders) (bool, error) {
+	err = configdir.UpdateFolders(path, func(fs *configdir.Folders) (bool, error) {
 		if !fs.Forget(abs) {
 			return false, &usageError{fmt.Errorf("%s: %w", abs, errNotRecorded)}
 		}

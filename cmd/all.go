@@ -14,6 +14,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/configdir"
 )
 
 // multiFlags choose a run's account, or every registered folder.
@@ -64,19 +65,19 @@ func folderNamed(args []string) error {
 
 // folderRun is how one folder's run of an --all ended.
 type folderRun struct {
-	folder account.Folder
+	folder configdir.Folder
 	code   int
 	err    error
 }
 
 // folders is the registered folders --all runs on (only --account's when
 // given), or a usage error when there is none.
-func (m *multiFlags) folders(d deps) ([]account.Folder, error) {
+func (m *multiFlags) folders(d deps) ([]configdir.Folder, error) {
 	fs, path, err := loadFolders(d)
 	if err != nil {
 		return nil, err
 	}
-	var out []account.Folder
+	var out []configdir.Folder
 	for _, f := range fs.List {
 		if m.account == "" || account.SameEmail(f.Email, m.account) {
 			out = append(out, f)
@@ -93,8 +94,8 @@ func (m *multiFlags) folders(d deps) ([]account.Folder, error) {
 // others still run; only an interruption stops the rest. With jsonOut,
 // every JSON line the command writes carries "account" and "dir". A header
 // naming the account and folder goes to human before each run.
-func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOut bool, human io.Writer,
-	run func(d deps, f account.Folder) error) []folderRun {
+func forEachFolder(ctx context.Context, d deps, folders []configdir.Folder, jsonOut bool, human io.Writer,
+	run func(d deps, f configdir.Folder) error) []folderRun {
 	var runs []folderRun
 	for _, f := range folders {
 		if ctx.Err() != nil {
@@ -126,7 +127,7 @@ func forEachFolder(ctx context.Context, d deps, folders []account.Folder, jsonOu
 // allFolderError is how one folder of an --all run failed, named by its
 // account and path.
 type allFolderError struct {
-	folder account.Folder
+	folder configdir.Folder
 	err    error
 }
 
@@ -197,7 +198,7 @@ func runBackupAll(ctx context.Context, d deps, o *backupOpts) error {
 	start := time.Now()
 	total := &backup.Summary{}
 	sums := map[string]*backup.Summary{}
-	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f account.Folder) error {
+	runs := forEachFolder(ctx, d, folders, o.json, human, func(fd deps, f configdir.Folder) error {
 		fo := *o
 		fo.healthURL, fo.healthFile = "", ""
 		fo.notify = notifyFlags{}
@@ -327,7 +328,7 @@ func runOnAll(ctx context.Context, d deps, multi *multiFlags, jsonOut bool, each
 	if jsonOut {
 		human = d.stderr
 	}
-	runs := forEachFolder(ctx, d, folders, jsonOut, human, func(fd deps, f account.Folder) error {
+	runs := forEachFolder(ctx, d, folders, jsonOut, human, func(fd deps, f configdir.Folder) error {
 		return each(fd, f.Dir)
 	})
 	return endAll(ctx, human, runs, len(folders))

@@ -15,6 +15,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download"
+	"github.com/quak-photos/quak/download/configdir"
 	"github.com/quak-photos/quak/download/pace"
 	"github.com/quak-photos/quak/retry"
 )
@@ -91,7 +92,7 @@ func readSecretFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is a folder, not a file", path)
 	}
 	if fi.Mode().Perm()&0o044 != 0 {
-		return nil, &account.InsecureFileError{Path: path, Mode: fi.Mode()}
+		return nil, &configdir.InsecureFileError{Path: path, Mode: fi.Mode()}
 	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download/backup"
+	"github.com/quak-photos/quak/download/configdir"
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/errs"
@@ -316,7 +317,7 @@ func exitCodeFor(err error) int {
 func hintFor(err error, code int, command string) string {
 	var ae *errs.ApiError
 	var me *mistypedError
-	var amb *account.AmbiguousError
+	var amb *configdir.AmbiguousError
 	var nm *filter.NoMatchError
 	var fe *foldersError
 	var ue *backup.UnreachableError
@@ -399,7 +400,7 @@ func noArgs(_ *cobra.Command, args []string) error {
 // backup; "" for any other error.
 func folderHint(err error, command string) string {
 	var de *folder.DirError
-	var ie *account.InsecureFileError
+	var ie *configdir.InsecureFileError
 	var ne *folder.NestedError
 	var af *allFolderError
 	switch {

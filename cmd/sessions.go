@@ -7,6 +7,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/download/configdir"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
@@ -23,22 +24,22 @@ func foldersPath(getenv func(string) string) (string, error) {
 }
 
 // loadSessions reads every session in the config folder.
-func loadSessions(d deps) (*account.Sessions, string, error) {
+func loadSessions(d deps) (*configdir.Sessions, string, error) {
 	path, err := sessionPath(d.getenv)
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := account.LoadSessions(path)
+	s, err := configdir.LoadSessions(path)
 	return s, path, err
 }
 
 // loadFolders reads the folder list in the config folder.
-func loadFolders(d deps) (*account.Folders, string, error) {
+func loadFolders(d deps) (*configdir.Folders, string, error) {
 	path, err := foldersPath(d.getenv)
 	if err != nil {
 		return nil, "", err
 	}
-	f, err := account.LoadFolders(path)
+	f, err := configdir.LoadFolders(path)
 	return f, path, err
 }
 
@@ -69,7 +70,7 @@ func pickSession(d deps, dir, email string) (*account.Account, error) {
 	if err != nil {
 		return nil, err
 	}
-	var reg *account.Folder
+	var reg *configdir.Folder
 	if dir != "" {
 		if dir, err = filepath.Abs(dir); err != nil {
 			return nil, err
@@ -145,7 +146,7 @@ func loginNeeded(err error, email, endpoint string) error {
 
 // found turns an ambiguous --account into a usage error.
 func found(a *account.Account, err error) (*account.Account, error) {
-	var ae *account.AmbiguousError
+	var ae *configdir.AmbiguousError
 	if errors.As(err, &ae) {
 		return nil, &usageError{err}
 	}
@@ -163,7 +164,7 @@ func registerFolder(d deps, dir string, a *account.Account) error {
 	if err != nil {
 		return err
 	}
-	return account.UpdateFolders(path, func(fs *account.Folders) (bool, error) {
+	return configdir.UpdateFolders(path, func(fs *configdir.Folders) (bool, error) {
 		return fs.Set(abs, a.Email, a.Endpoint), nil
 	})
 }
@@ -171,7 +172,7 @@ func registerFolder(d deps, dir string, a *account.Account) error {
 // addSession adds a to the session file at path, replacing its earlier
 // session, and returns how many sessions the file now holds.
 func addSession(path string, a *account.Account) (n int, err error) {
-	err = account.UpdateSessions(path, func(ss *account.Sessions) error {
+	err = configdir.UpdateSessions(path, func(ss *configdir.Sessions) error {
 		ss.Put(a)
 		n = len(ss.List)
 		return nil
@@ -203,7 +204,7 @@ func loadSessionOf(d deps, n *netFlags, email, endpoint string) (*account.Accoun
 // removeSession deletes a's session from the file at path, and the file
 // with the last one.
 func removeSession(path string, a *account.Account) error {
-	return account.UpdateSessions(path, func(ss *account.Sessions) error {
+	return configdir.UpdateSessions(path, func(ss *configdir.Sessions) error {
 		ss.Delete(a.Email, a.Endpoint)
 		return nil
 	})

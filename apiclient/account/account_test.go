@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -212,46 +210,4 @@ func TestAccountWithoutKeys(t *testing.T) {
 	s, u := setup(t, enteapitest.UserOptions{NoKeys: true})
 	_, err := account.Login(context.Background(), s.Client(nil), u.Email, &prompter{password: u.Password}, account.Options{})
 	assert.ErrorIs(t, err, account.ErrNoKeys)
-}
-
-func TestSessionFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "quak", "session.json")
-	none, err := account.LoadSessions(path)
-	require.NoError(t, err)
-	assert.Empty(t, none.List)
-
-	a := &account.Account{Endpoint: "http://x", UserID: 7, Email: "a@b", Token: "tok",
-		MasterKey: bytes.Repeat([]byte{1}, 32), SecretKey: bytes.Repeat([]byte{2}, 32), PublicKey: bytes.Repeat([]byte{3}, 32)}
-	b := func(n byte) apiclient.B64 { return bytes.Repeat([]byte{n}, 24) }
-	a.KeyAttributes = apiclient.KeyAttributes{KEKSalt: b(4), EncryptedKey: b(5), KeyDecryptionNonce: b(6), PublicKey: b(7),
-		EncryptedSecretKey: b(8), SecretKeyDecryptionNonce: b(9), MemLimit: 1 << 20, OpsLimit: 3}
-	require.NoError(t, (&account.Sessions{List: []account.Account{*a}}).Save(path))
-	fi, err := os.Stat(path)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
-	di, err := os.Stat(filepath.Dir(path))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o700), di.Mode().Perm())
-
-	got, err := account.LoadSessions(path)
-	require.NoError(t, err)
-	require.Len(t, got.List, 1)
-	assert.Equal(t, *a, got.List[0])
-
-	require.NoError(t, os.Chmod(path, 0o644))
-	_, err = account.LoadSessions(path)
-	var ie *account.InsecureFileError
-	require.ErrorAs(t, err, &ie)
-	assert.Contains(t, err.Error(), "readable by others (mode 0644)")
-
-	require.NoError(t, os.Chmod(path, 0o600))
-	require.NoError(t, (&account.Sessions{}).Save(path))
-	require.NoError(t, (&account.Sessions{}).Save(path))
-	none, err = account.LoadSessions(path)
-	require.NoError(t, err)
-	assert.Empty(t, none.List)
-	entries, err := os.ReadDir(filepath.Dir(path))
-	require.NoError(t, err)
-	assert.Empty(t, entries, "no temp files left behind")
 }

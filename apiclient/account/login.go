@@ -1,6 +1,3 @@
-// Package account logs in to Ente (SRP or email code, then TOTP or passkey),
-// unwraps the account's keys, and keeps the resulting session in a private
-// file so that later runs, from cron too, need no password.
 package account
 
 import (
@@ -50,18 +47,6 @@ type Options struct {
 	Polls     int
 	Sleep     func(ctx context.Context, d time.Duration) error
 	Rand      io.Reader
-}
-
-// Account is a logged-in session: what every later run needs.
-type Account struct {
-	Endpoint      string                  `json:"endpoint"`
-	UserID        int64                   `json:"userID"`
-	Email         string                  `json:"email"`
-	Token         string                  `json:"token"`
-	MasterKey     apiclient.B64           `json:"masterKey"`
-	SecretKey     apiclient.B64           `json:"secretKey"`
-	PublicKey     apiclient.B64           `json:"publicKey"`
-	KeyAttributes apiclient.KeyAttributes `json:"keyAttributes"`
 }
 
 type flow struct {

@@ -1,4 +1,4 @@
-package account_test
+package configdir_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/download/configdir"
 	"github.com/quak-photos/quak/errs"
 )
 
@@ -30,14 +31,14 @@ func fileVersionOf(t *testing.T, path string) int {
 
 func TestSessionsGrowFromTheSingleSessionFileAndShrinkBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "quak", "session.json")
-	s, err := account.LoadSessions(path)
+	s, err := configdir.LoadSessions(path)
 	require.NoError(t, err)
 	assert.Empty(t, s.List, "no file is no session")
 
 	// A session file written before several accounts existed.
 	alice := testAccount("alice@example.org", "http://ente.local", 1)
-	require.NoError(t, (&account.Sessions{List: []account.Account{*alice}}).Save(path))
-	s, err = account.LoadSessions(path)
+	require.NoError(t, (&configdir.Sessions{List: []account.Account{*alice}}).Save(path))
+	s, err = configdir.LoadSessions(path)
 	require.NoError(t, err)
 	require.Len(t, s.List, 1)
 	assert.Equal(t, alice.Token, s.List[0].Token)
@@ -51,7 +52,7 @@ func TestSessionsGrowFromTheSingleSessionFileAndShrinkBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 
-	s, err = account.LoadSessions(path)
+	s, err = configdir.LoadSessions(path)
 	require.NoError(t, err)
 	require.Len(t, s.List, 2)
 	got, err := s.Find("CAROL@example.org", "")
@@ -74,7 +75,7 @@ func TestSessionsGrowFromTheSingleSessionFileAndShrinkBack(t *testing.T) {
 	assert.False(t, s.Delete("carol@example.org", "https://api.ente.io"))
 	require.NoError(t, s.Save(path))
 	assert.Equal(t, 1, fileVersionOf(t, path))
-	one, err := account.LoadSessions(path)
+	one, err := configdir.LoadSessions(path)
 	require.NoError(t, err)
 	require.Len(t, one.List, 1)
 	assert.Equal(t, "tok-new", one.List[0].Token)
@@ -89,12 +90,12 @@ func TestSessionsGrowFromTheSingleSessionFileAndShrinkBack(t *testing.T) {
 }
 
 func TestSessionsFindErrors(t *testing.T) {
-	s := &account.Sessions{}
+	s := &configdir.Sessions{}
 	s.Put(testAccount("a@x", "http://one", 1))
 	s.Put(testAccount("a@x", "http://two", 1))
 	s.Put(testAccount("b@x", "http://one", 2))
 	_, err := s.Find("a@x", "")
-	var ae *account.AmbiguousError
+	var ae *configdir.AmbiguousError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, []string{"http://one", "http://two"}, ae.Endpoints)
 	got, err := s.Find("a@x", "http://two")
@@ -110,14 +111,14 @@ func TestSessionsFindErrors(t *testing.T) {
 
 func TestSessionsFileRefusedWhenLooser(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "session.json")
-	s := &account.Sessions{}
+	s := &configdir.Sessions{}
 	s.Put(testAccount("a@x", "http://one", 1))
 	s.Put(testAccount("b@x", "http://one", 2))
 	require.NoError(t, s.Save(path))
 	for _, mode := range []os.FileMode{0o640, 0o604, 0o620} {
 		require.NoError(t, os.Chmod(path, mode))
-		_, err := account.LoadSessions(path)
-		var ie *account.InsecureFileError
+		_, err := configdir.LoadSessions(path)
+		var ie *configdir.InsecureFileError
 		require.ErrorAs(t, err, &ie, "mode %04o", mode)
 	}
 }
@@ -130,14 +131,14 @@ func TestSessionsFileDamaged(t *testing.T) {
 		"incomplete": `{"version":2,"sessions":[{"email":"a@x","token":""}]}`,
 	} {
 		require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
-		_, err := account.LoadSessions(path)
+		_, err := configdir.LoadSessions(path)
 		assert.Error(t, err, name)
 	}
 }
 
 func TestFolders(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "quak", "folders.json")
-	f, err := account.LoadFolders(path)
+	f, err := configdir.LoadFolders(path)
 	require.NoError(t, err)
 	assert.Empty(t, f.List)
 	assert.True(t, f.Set("/b/carol", "carol@x", "http://one"))
@@ -146,7 +147,7 @@ func TestFolders(t *testing.T) {
 	assert.True(t, f.Set("/b/alice2", "alice@x", "http://one"))
 	require.NoError(t, f.Save(path))
 
-	f, err = account.LoadFolders(path)
+	f, err = configdir.LoadFolders(path)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/b/alice", "/b/alice2", "/b/carol"}, dirsOf(f.List), "sorted by account, then folder")
 	assert.Equal(t, []string{"/b/alice", "/b/alice2"}, dirsOf(f.Of("alice@x", "http://one")))
@@ -158,11 +159,11 @@ func TestFolders(t *testing.T) {
 	assert.Nil(t, f.Get("/b/alice2"))
 
 	require.NoError(t, os.WriteFile(path, []byte(`{"version":3}`), 0o600))
-	_, err = account.LoadFolders(path)
+	_, err = configdir.LoadFolders(path)
 	assert.Error(t, err)
 }
 
-func dirsOf(l []account.Folder) []string {
+func dirsOf(l []configdir.Folder) []string {
 	out := []string{}
 	for _, f := range l {
 		out = append(out, f.Dir)

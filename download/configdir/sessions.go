@@ -1,16 +1,17 @@
-package account
+package configdir
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/errs"
 )
 
 // Sessions is every session kept in one file, at most one per account
 // (email) and server.
 type Sessions struct {
-	List []Account
+	List []account.Account
 }
 
 // AmbiguousError reports an email logged in on several servers.
@@ -23,17 +24,9 @@ func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("%s is logged in on several servers (%s)", e.Email, strings.Join(e.Endpoints, ", "))
 }
 
-// SameEmail reports whether two emails name the same account.
-func SameEmail(a, b string) bool { return strings.EqualFold(a, b) }
-
-// SameEndpoint reports whether two server addresses name the same server.
-func SameEndpoint(a, b string) bool {
-	return strings.EqualFold(strings.TrimRight(a, "/"), strings.TrimRight(b, "/"))
-}
-
 func (s *Sessions) index(email, endpoint string) int {
 	for i, a := range s.List {
-		if SameEmail(a.Email, email) && SameEndpoint(a.Endpoint, endpoint) {
+		if account.SameEmail(a.Email, email) && account.SameEndpoint(a.Endpoint, endpoint) {
 			return i
 		}
 	}
@@ -41,7 +34,7 @@ func (s *Sessions) index(email, endpoint string) int {
 }
 
 // Put adds a, replacing the session of the same email and server.
-func (s *Sessions) Put(a *Account) {
+func (s *Sessions) Put(a *account.Account) {
 	if i := s.index(a.Email, a.Endpoint); i >= 0 {
 		s.List[i] = *a
 		return
@@ -64,10 +57,10 @@ func (s *Sessions) Delete(email, endpoint string) bool {
 // any server when endpoint is "". Errors: errs.ErrNotLoggedIn when there is
 // none, *AmbiguousError when endpoint is "" and email is logged in on
 // several servers.
-func (s *Sessions) Find(email, endpoint string) (*Account, error) {
+func (s *Sessions) Find(email, endpoint string) (*account.Account, error) {
 	var found []int
 	for i, a := range s.List {
-		if SameEmail(a.Email, email) && (endpoint == "" || SameEndpoint(a.Endpoint, endpoint)) {
+		if account.SameEmail(a.Email, email) && (endpoint == "" || account.SameEndpoint(a.Endpoint, endpoint)) {
 			found = append(found, i)
 		}
 	}

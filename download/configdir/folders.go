@@ -1,4 +1,4 @@
-package account
+package configdir
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/quak-photos/quak/apiclient/account"
 )
 
 // foldersVersion is the format of the folder list.
@@ -76,7 +78,7 @@ func (f *Folders) Get(dir string) *Folder {
 func (f *Folders) Set(dir, email, endpoint string) bool {
 	dir = filepath.Clean(dir)
 	if e := f.Get(dir); e != nil {
-		if strings.EqualFold(e.Email, email) && SameEndpoint(e.Endpoint, endpoint) {
+		if strings.EqualFold(e.Email, email) && account.SameEndpoint(e.Endpoint, endpoint) {
 			return false
 		}
 		e.Email, e.Endpoint = email, endpoint
@@ -102,7 +104,7 @@ func (f *Folders) Forget(dir string) bool {
 func (f *Folders) Of(email, endpoint string) []Folder {
 	var out []Folder
 	for _, e := range f.List {
-		if strings.EqualFold(e.Email, email) && SameEndpoint(e.Endpoint, endpoint) {
+		if strings.EqualFold(e.Email, email) && account.SameEndpoint(e.Endpoint, endpoint) {
 			out = append(out, e)
 		}
 	}

@@ -1,4 +1,4 @@
-package account
+package configdir
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/quak-photos/quak/apiclient/account"
 	"github.com/quak-photos/quak/download/durable"
 )
 
@@ -31,9 +32,9 @@ func (e *InsecureFileError) Error() string {
 
 // sessionFile is the session file in either format.
 type sessionFile struct {
-	Version  int       `json:"version"`
-	Sessions []Account `json:"sessions,omitempty"`
-	*Account           // fileVersion: the one session
+	Version          int               `json:"version"`
+	Sessions         []account.Account `json:"sessions,omitempty"`
+	*account.Account                   // fileVersion: the one session
 }
 
 // LoadSessions reads the session file at path, in either format. A missing
@@ -56,7 +57,7 @@ func LoadSessions(path string) (*Sessions, error) {
 	}
 	list := f.Sessions
 	if f.Version == fileVersion {
-		list = []Account{{}}
+		list = []account.Account{{}}
 		if f.Account != nil {
 			list[0] = *f.Account
 		}

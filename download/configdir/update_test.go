@@ -1,4 +1,4 @@
-package account_test
+package configdir_test
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/download/configdir"
 )
 
 // Issue 31: logins at the same moment each keep their session; the file
@@ -25,14 +25,14 @@ func TestSessionsChangedAtOnceAreAllKept(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			a := testAccount(fmt.Sprintf("u%d@example.org", i), "http://ente.local", int64(i+1))
-			assert.NoError(t, account.UpdateSessions(path, func(ss *account.Sessions) error {
+			assert.NoError(t, configdir.UpdateSessions(path, func(ss *configdir.Sessions) error {
 				ss.Put(a)
 				return nil
 			}))
 		}()
 	}
 	wg.Wait()
-	ss, err := account.LoadSessions(path)
+	ss, err := configdir.LoadSessions(path)
 	require.NoError(t, err)
 	emails := map[string]bool{}
 	for _, a := range ss.List {
@@ -52,13 +52,13 @@ func TestFoldersRegisteredAtOnceAreAllKept(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			assert.NoError(t, account.UpdateFolders(path, func(fs *account.Folders) (bool, error) {
+			assert.NoError(t, configdir.UpdateFolders(path, func(fs *configdir.Folders) (bool, error) {
 				return fs.Set(fmt.Sprintf("/backups/%d", i), "a@example.org", "http://ente.local"), nil
 			}))
 		}()
 	}
 	wg.Wait()
-	fs, err := account.LoadFolders(path)
+	fs, err := configdir.LoadFolders(path)
 	require.NoError(t, err)
 	assert.Len(t, fs.List, n)
 }
@@ -67,12 +67,12 @@ func TestFoldersRegisteredAtOnceAreAllKept(t *testing.T) {
 func TestAnUpdateThatFailsWritesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "folders.json")
 	boom := errors.New("boom")
-	err := account.UpdateFolders(path, func(fs *account.Folders) (bool, error) {
+	err := configdir.UpdateFolders(path, func(fs *configdir.Folders) (bool, error) {
 		fs.Set("/x", "a@b", "http://e")
 		return true, boom
 	})
 	assert.ErrorIs(t, err, boom)
-	require.NoError(t, account.UpdateFolders(path, func(fs *account.Folders) (bool, error) {
+	require.NoError(t, configdir.UpdateFolders(path, func(fs *configdir.Folders) (bool, error) {
 		fs.Set("/x", "a@b", "http://e")
 		return false, nil
 	}))
@@ -80,7 +80,7 @@ func TestAnUpdateThatFailsWritesNothing(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "nothing was written")
 
 	spath := filepath.Join(t.TempDir(), "session.json")
-	err = account.UpdateSessions(spath, func(ss *account.Sessions) error {
+	err = configdir.UpdateSessions(spath, func(ss *configdir.Sessions) error {
 		ss.Put(testAccount("a@b", "http://e", 1))
 		return boom
 	})
