@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/restore"
 	"github.com/quak-photos/quak/restore/takeout"
 )

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download/catalog"
 	tt "github.com/quak-photos/quak/restore/takeout/takeouttest"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/account"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/publink"
 	"github.com/quak-photos/quak/download/backup"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/retry"
 )

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/download/backup"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/compare"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/retry"

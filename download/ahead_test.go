@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/pace"
-	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/errs"
 )
 

@@ -7,7 +7,7 @@ import (
 	"os"
 	"unsafe"
 
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 )
 
 // copyOut writes r's plaintext to tmp (from offset base, directly to disk

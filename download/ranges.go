@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download/pace"
-	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/retry"
 )
 

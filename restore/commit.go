@@ -8,8 +8,8 @@ import (
 	"fmt"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"

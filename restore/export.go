@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 )

@@ -16,10 +16,10 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download/folder"
-	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/retry"
 	"github.com/quak-photos/quak/thumbnails"

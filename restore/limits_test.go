@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/state"
 )
 

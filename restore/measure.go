@@ -13,9 +13,9 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download/durable"
 	"github.com/quak-photos/quak/download/folder"
-	"github.com/quak-photos/quak/download/secretstream"
 )
 
 // encryptFunc makes the ciphertext stream of src under key and header.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 )
 
 // uploadMeta is the metadata JSON Ente's web app writes at upload (UP.3):

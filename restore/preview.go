@@ -6,7 +6,7 @@ import (
 	"os"
 	"sort"
 
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/thumbnails"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/apiclient/catalog"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download/folder"
-	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
 )

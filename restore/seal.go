@@ -8,10 +8,10 @@ import (
 	"os"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download/folder"
-	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/thumbnails"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download/folder"
-	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/retry"
 	"github.com/quak-photos/quak/thumbnails"
 )

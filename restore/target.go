@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/quak-photos/quak/apiclient"
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/retry"
 )
 

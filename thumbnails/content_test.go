@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/image/draw"
 
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
-	"github.com/quak-photos/quak/download/catalog"
 )
 
 // thumbJPEG is img encoded as a thumbnail, padded after its end (which

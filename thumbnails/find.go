@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/quak-photos/quak/apiclient"
-	"github.com/quak-photos/quak/download/catalog"
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/catalog"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
 )

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/quak-photos/quak/apiclient"
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"

@@ -18,11 +18,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download/backup"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/filter"
-	"github.com/quak-photos/quak/download/secretstream"
 )
 
 // photo is a real image of w×h with a gradient and a little texture, so it

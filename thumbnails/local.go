@@ -6,9 +6,9 @@ import (
 	"os"
 	"sort"
 
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/livephoto"

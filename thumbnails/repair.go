@@ -8,10 +8,10 @@ import (
 	"image"
 	"os"
 
+	"github.com/quak-photos/quak/apiclient/catalog"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/livephoto"
-	"github.com/quak-photos/quak/download/secretstream"
 )
 
 // repair makes a new thumbnail for c from its original, fits it to the

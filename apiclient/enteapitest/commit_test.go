@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/catalog"
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 )
 
 // POST /files checks in museum's order (UP.4) and no crypto at all.

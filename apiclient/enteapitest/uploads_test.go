@@ -18,11 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/apiclient/keys"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download"
-	"github.com/quak-photos/quak/download/catalog"
-	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/errs"
 	"github.com/quak-photos/quak/retry"
 )

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/blake2b"
 
-	"github.com/quak-photos/quak/download/secretstream/sodiumtest"
+	"github.com/quak-photos/quak/apiclient/secretstream/sodiumtest"
 )
 
 // xcryptoSum is golang.org/x/crypto's keyed BLAKE2b of msg, the reference

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quak-photos/quak/download/secretstream/sodiumtest"
+	"github.com/quak-photos/quak/apiclient/secretstream/sodiumtest"
 )
 
 // With a vector's nonce as the random source, the box is libsodium's.

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/livephoto"
-	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 )

@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/download"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/state"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/download/backup/views"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/state"

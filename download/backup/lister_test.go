@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/errs"
 )

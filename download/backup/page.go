@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/state"
 )

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/backup/views"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/livephoto"
 	"github.com/quak-photos/quak/download/state"
 )

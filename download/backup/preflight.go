@@ -9,8 +9,8 @@ import (
 	"slices"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download/filter"
 	"github.com/quak-photos/quak/download/folder"
-	"github.com/quak-photos/quak/download/secretstream"
 )
 
 func requireDirError(t *testing.T, err error, reason string) {

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/download/backup/views"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 )

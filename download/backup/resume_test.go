@@ -15,8 +15,8 @@ import (
 	"golang.org/x/crypto/chacha20"
 
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download/folder"
-	"github.com/quak-photos/quak/download/secretstream"
 )
 
 const wireChunk = secretstream.ChunkSize + secretstream.Overhead

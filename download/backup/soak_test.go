@@ -19,11 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 	"github.com/quak-photos/quak/download"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/durable"
-	"github.com/quak-photos/quak/download/secretstream"
 	"github.com/quak-photos/quak/retry"
 	"github.com/quak-photos/quak/thumbnails"
 )

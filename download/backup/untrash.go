@@ -4,10 +4,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/download"
 	"github.com/quak-photos/quak/download/backup/views"
-	"github.com/quak-photos/quak/download/catalog"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/state"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quak-photos/quak/apiclient"
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/download/folder"
 	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/retry"

@@ -3,7 +3,7 @@ package state
 import (
 	"encoding/json"
 
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/apiclient/catalog"
 )
 
 // filesFill is the files bucket's fill percent: ids mostly grow, so pages

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/quak-photos/quak/apiclient"
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/apiclient/catalog"
 )
 
 // Collection is an album as the backup knows it.

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 )
 
 // backupArgs are added to every quak backup the benchmark runs.

@@ -17,7 +17,7 @@ import (
 	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 )
 
 // What the contract tests make on a server, the way Ente's apps make it:

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 )
 
 // Content is the generated plaintext of a FileSpec with Data nil: byte i is

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 )
 
 // FileSpec describes a file to add.

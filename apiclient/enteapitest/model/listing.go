@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"github.com/quak-photos/quak/apiclient/keys"
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 )
 
 // Listings: albums, their diffs, one entry, the trash and file sizes, as

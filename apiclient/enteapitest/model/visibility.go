@@ -3,7 +3,7 @@ package model
 import (
 	"encoding/json"
 
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 )
 
 // SetVisibility archives (1) or hides (2) the file on its own, or shows

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quak-photos/quak/download/catalog"
+	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/download/layout"
 	"github.com/quak-photos/quak/download/sidecars"
 	"github.com/quak-photos/quak/download/state"

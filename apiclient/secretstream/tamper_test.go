@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/quak-photos/quak/download/secretstream/sodiumtest"
+	"github.com/quak-photos/quak/apiclient/secretstream/sodiumtest"
 	"github.com/quak-photos/quak/errs"
 )
 

@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/quak-photos/quak/download/secretstream/sodiumtest"
+	"github.com/quak-photos/quak/apiclient/secretstream/sodiumtest"
 	"github.com/quak-photos/quak/errs"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quak-photos/quak/download/secretstream/sodiumtest"
+	"github.com/quak-photos/quak/apiclient/secretstream/sodiumtest"
 )
 
 // encryptAll reads the whole EncryptReader of pt read through wrap.

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/quak-photos/quak/apiclient"
-	"github.com/quak-photos/quak/download/secretstream"
+	"github.com/quak-photos/quak/apiclient/secretstream"
 )
 
 // SealMagic encodes fields as one of Ente's magic metadata envelopes under
