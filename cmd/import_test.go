@@ -127,3 +127,28 @@ func TestImportTakeoutNamesADamagedPartAndExitsPartial(t *testing.T) {
 	assert.Contains(t, errOut, "1 part could not be read whole ("+bad+")")
 	assert.Equal(t, 2, s.Requests("POST /files"))
 }
+
+// An entry whose zip directory declares more than Ente takes in one file
+// (or more than an int64 holds) fails alone, named with its cause, and is
+// left out of the storage check: the rest imports.
+func TestImportTakeoutEntryTooLargeFailsAlone(t *testing.T) {
+	for name, claim := range map[string]uint64{"beyond int64": 1<<64 - 100, "huge": 1 << 62, "just over 10 GiB": 10<<30 + 1} {
+		t.Run(name, func(t *testing.T) {
+			e, s, _, _ := loggedIn(t)
+			p := filepath.Join(t.TempDir(), "takeout-20240525T201456Z-001.zip")
+			tt.WriteZip(t, p, []tt.File{
+				{Name: tt.GP + "Photos from 2020/good.jpg", Data: tt.JPEG(1)},
+				{Name: tt.GP + "Photos from 2020/good.jpg.json", Data: tt.PhotoJSON("good.jpg", 1580558400, nil)},
+				{Name: tt.GP + "Photos from 2020/bad.jpg", Data: tt.JPEG(2), Claim: claim},
+				{Name: tt.GP + "Photos from 2020/bad.jpg.json", Data: tt.PhotoJSON("bad.jpg", 1580558400, nil)},
+			})
+			for _, told := range []string{"1 of 2 files uploaded", "0 of 2 files uploaded to alice@example.org (0 B), 1 already there"} {
+				code, out, errOut := e.run("import", "takeout", p) // a second run finds the same, without crashing
+				require.Equal(t, exitPartial, code, errOut)
+				assert.Contains(t, out, told, errOut)
+				assert.Contains(t, errOut, "failed: "+p+": Takeout/Google Photos/Photos from 2020/bad.jpg: larger than the 10 GiB Ente takes in one file")
+			}
+			assert.Equal(t, 1, s.Requests("POST /files"))
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/catalog"
 	"github.com/quak-photos/quak/apiclient/keys"
 	"github.com/quak-photos/quak/apiclient/secretstream"
@@ -150,10 +151,33 @@ func (im *importer) prepare(originals []*Original) error {
 			o.hashes = strings.Split(src.Hash, ":")
 		}
 		im.byOrig[src] = o
+		if tooLarge(src) {
+			im.r.failed(o, ErrTooLarge)
+			continue
+		}
 		im.all = append(im.all, o)
 		im.r.plan.files = append(im.r.plan.files, o)
 	}
 	return nil
+}
+
+// ErrTooLarge is an original larger than any file Ente takes: museum
+// refuses an object over apiclient.MaxObjectSize, and the original's
+// ciphertext is larger still.
+var ErrTooLarge = fmt.Errorf("larger than the %d GiB Ente takes in one file", apiclient.MaxObjectSize>>30)
+
+// tooLarge reports whether an original's parts (as its source declares
+// them) cannot be one file in Ente; such an original is never read, nor
+// counted in the storage it needs.
+func tooLarge(src *Original) bool {
+	var n int64
+	for _, p := range src.Parts {
+		if p.Size < 0 || p.Size > apiclient.MaxObjectSize {
+			return true
+		}
+		n += p.Size
+	}
+	return n > apiclient.MaxObjectSize
 }
 
 // keyID is the journal's id of an original's content key.

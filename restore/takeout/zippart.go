@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"os"
 )
 
@@ -40,7 +41,7 @@ func (p *part) scanZip(ctx context.Context, s *scanned) error {
 		if zf.Mode().IsDir() {
 			continue
 		}
-		e := &entry{p: p, name: zf.Name, size: int64(zf.UncompressedSize64), crc: zf.CRC32, hasCRC: true,
+		e := &entry{p: p, name: zf.Name, size: declared(zf.UncompressedSize64), crc: zf.CRC32, hasCRC: true,
 			mod: zf.Modified.UnixMicro(), pos: i, zipAt: i}
 		if zf.Mode()&os.ModeSymlink != 0 {
 			s.skip(e, SkipLink, "")
@@ -50,6 +51,16 @@ func (p *part) scanZip(ctx context.Context, s *scanned) error {
 		s.add(e, func() ([]byte, error) { return readZipEntry(zf) })
 	}
 	return nil
+}
+
+// declared is the size a zip's directory gives an entry, as an int64: a
+// size beyond it (no file has one) is the largest int64, too large for
+// Ente, never negative.
+func declared(n uint64) int64 {
+	if n > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(n)
 }
 
 func readZipEntry(zf *zip.File) ([]byte, error) {

@@ -11,6 +11,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -28,6 +30,9 @@ type File struct {
 	Name string
 	Data []byte
 	Link string // a symbolic link to this target
+	// Claim, when not zero, is the size a zip part's directory declares
+	// for the file instead of its own (the file is stored, not deflated).
+	Claim uint64
 }
 
 // GP is the folder of Google Photos in a Takeout.
@@ -155,7 +160,14 @@ func WriteZip(tb testing.TB, path string, files []File) {
 	require.NoError(tb, err)
 	zw := zip.NewWriter(f)
 	for _, tf := range files {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: tf.Name, Method: zip.Deflate, Modified: time.Unix(1716667200, 0)})
+		var w io.Writer
+		var err error
+		if tf.Claim != 0 {
+			w, err = zw.CreateRaw(&zip.FileHeader{Name: tf.Name, Method: zip.Store, Modified: time.Unix(1716667200, 0),
+				CRC32: crc32.ChecksumIEEE(tf.Data), CompressedSize64: uint64(len(tf.Data)), UncompressedSize64: tf.Claim})
+		} else {
+			w, err = zw.CreateHeader(&zip.FileHeader{Name: tf.Name, Method: zip.Deflate, Modified: time.Unix(1716667200, 0)})
+		}
 		require.NoError(tb, err)
 		_, err = w.Write(tf.Data)
 		require.NoError(tb, err)
