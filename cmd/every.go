@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -35,9 +37,20 @@ func registerEvery(f *pflag.FlagSet, p *time.Duration) {
 		"a failed run does not end it")
 }
 
+// minEvery and maxEvery bound --every: a shorter one (0s among them,
+// which would run once) starts backups back to back, a longer one is
+// surely a slip (and 274 years or more would not fit a time.Duration).
+const (
+	minEvery = time.Minute
+	maxEvery = 365 * 24 * time.Hour
+)
+
 // checkEvery refuses an --every that cannot loop (a negative one is
 // refused by the flag itself).
 func checkEvery(o *backupOpts) error {
+	if o.fs != nil && o.fs.Changed("every") && (o.every < minEvery || o.every > maxEvery) {
+		return &usageError{errors.New("--every takes 1 minute (1min) to 1 year (1y): a shorter one would run backups back to back, 0s only once")}
+	}
 	if o.every > 0 && o.dryRun {
 		return &usageError{fmt.Errorf("--every runs backups again and again, and --dry-run writes nothing: leave one out")}
 	}
@@ -55,7 +68,11 @@ func nextStart(started, ended time.Time, every time.Duration, tempFails int, jit
 	if tempFails > 0 {
 		wait = min(every, tempFailRetry<<min(tempFails-1, maxTempFailDoublings))
 	}
-	wait += time.Duration(jitter * float64(min(wait/jitterShare, maxJitter)))
+	if j := time.Duration(jitter * float64(min(wait/jitterShare, maxJitter))); wait <= math.MaxInt64-j {
+		wait += j
+	} else {
+		wait = math.MaxInt64
+	}
 	if next := started.Add(wait); next.After(ended) {
 		return next
 	}

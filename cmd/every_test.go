@@ -279,7 +279,24 @@ func TestEveryRefusesBadFlagsBeforeLooping(t *testing.T) {
 	}
 	code, _, errOut := e.runCtx(ctx, "backup", "--every", "1h", "--all", "--init")
 	assert.Equal(t, exitUsage, code, errOut)
+	for _, every := range []string{"0s", "59s", "366d", "300y"} {
+		code, _, errOut := e.runCtx(ctx, "backup", "--every", every, dir)
+		assert.Equal(t, exitUsage, code, "%s: %s", every, errOut)
+		assert.Contains(t, errOut, "--every takes 1 minute (1min) to 1 year (1y)", every)
+	}
 	assert.Empty(t, loop.waits, "a run started")
+}
+
+// --every's bounds are taken: a minute, and a year.
+func TestEveryTakesAMinuteToAYear(t *testing.T) {
+	for every, wait := range map[string]time.Duration{"1min": time.Minute, "1y": 365 * 24 * time.Hour} {
+		e, _, _, dir := loggedIn(t)
+		loop, ctx := newFakeLoop(e, 2)
+		code, _, errOut := e.runCtx(ctx, "backup", "--every", every, dir)
+		assert.Equal(t, exitInterrupt, code, errOut)
+		require.NotEmpty(t, loop.waits, every)
+		assert.Equal(t, wait, loop.waits[0], every)
+	}
 }
 
 // SIGTERM ends the loop promptly and cleanly, while it waits and in the

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ func TestNextStart(t *testing.T) {
 		{"many in a row never overflow", 5 * time.Second, 48 * h, 1000, 0, 17*h + 4*time.Minute},
 		{"75 with jitter", 5 * time.Second, 6 * h, 1, 0.5, time.Minute + 3*time.Second},
 		{"every shorter than the retry", time.Second, 5 * time.Second, 1, 0, 5 * time.Second},
+		{"jitter never overflows", time.Second, math.MaxInt64, 0, 0.99, math.MaxInt64},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := nextStart(t0, t0.Add(c.ran), c.every, c.tempFails, c.jitter)
