@@ -90,6 +90,7 @@ type notifier struct {
 	start   bool
 	hc      *http.Client
 	timeout time.Duration
+	stop    time.Duration // what a notification has left once quak is stopped
 	warn    func(string)
 	environ []string // the command's environment before the outcome's
 	host    string
@@ -119,6 +120,10 @@ func newNotifier(d deps, f *notifyFlags, warn func(string)) (*notifier, error) {
 	if timeout <= 0 {
 		timeout = notifyTimeout
 	}
+	stop := d.notifyStopTimeout
+	if stop <= 0 {
+		stop = notifyStopTimeout
+	}
 	environ := d.environ
 	if environ == nil {
 		environ = os.Environ
@@ -129,7 +134,7 @@ func newNotifier(d deps, f *notifyFlags, warn func(string)) (*notifier, error) {
 	}
 	host, _ := os.Hostname()
 	return &notifier{
-		command: command, url: raw, start: f.start, timeout: timeout, warn: warn, now: now, host: host,
+		command: command, url: raw, start: f.start, timeout: timeout, stop: stop, warn: warn, now: now, host: host,
 		environ: withoutSecrets(environ()),
 		// A notification is one request: redirects are not followed.
 		hc: &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
@@ -171,12 +176,16 @@ func (n *notifier) begin(ctx context.Context, oc outcome) {
 	n.begun = make(chan struct{})
 	go func() {
 		defer close(n.begun)
-		n.send(context.WithoutCancel(ctx), oc, n.timeout)
+		// Once quak is stopped, the start's news is stale: it ends at once.
+		ctx, cancel := within(ctx, n.timeout, 0)
+		defer cancel()
+		n.send(ctx, oc, n.timeout)
 	}()
 }
 
 // end waits for the start's notification, then notifies how the run
-// ended, within a shorter time when it was interrupted.
+// ended, within a shorter time when it was interrupted, and within n.stop
+// of quak being stopped while it runs.
 func (n *notifier) end(ctx context.Context, oc outcome) {
 	if n == nil {
 		return
@@ -186,9 +195,24 @@ func (n *notifier) end(ctx context.Context, oc outcome) {
 	}
 	limit := n.timeout
 	if oc.Outcome == folder.OutcomeInterrupted {
-		limit = min(limit, notifyStopTimeout)
+		limit = min(limit, n.stop)
 	}
-	n.send(context.WithoutCancel(ctx), oc, limit)
+	ctx, cancel := within(ctx, limit, n.stop)
+	defer cancel()
+	n.send(ctx, oc, limit)
+}
+
+// within is a notification's context: ctx's values, not its end; it ends
+// after limit, or grace after ctx ends (quak is being stopped, and a
+// container manager kills what does not stop within a few seconds),
+// whichever comes first.
+func within(ctx context.Context, limit, grace time.Duration) (context.Context, context.CancelFunc) {
+	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return nctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // send runs the command and posts to the URL side by side, each within
@@ -231,6 +255,8 @@ func runNotifyCommand(ctx context.Context, command string, env []string, limit t
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("stopped after its time limit of %s%s", limit, out.lastLine())
+	case ctx.Err() != nil:
+		return fmt.Errorf("stopped as quak stops%s", out.lastLine())
 	case err != nil:
 		return fmt.Errorf("%w%s", err, out.lastLine())
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -471,4 +472,90 @@ func TestNotifyURLAnswerBelow300(t *testing.T) {
 	code, _, errOut = e.run("backup", "--notify-url", srv2.URL, dir)
 	require.Equal(t, exitOK, code)
 	assert.NotContains(t, errOut, "notify URL")
+}
+
+// hangingHook answers every notification at once but those of the events
+// in hang, which it holds until the request is given up; each event is
+// sent on arrived as it comes.
+func hangingHook(t *testing.T, hang ...string) (*httptest.Server, chan string) {
+	t.Helper()
+	arrived := make(chan string, 10)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		ev, _ := m["event"].(string)
+		arrived <- ev
+		if slices.Contains(hang, ev) {
+			select {
+			case <-r.Context().Done():
+			case <-release: // the test ended (failed) first
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	return srv, arrived
+}
+
+// runUntilStopped runs a backup, cancels its context when the hook gets
+// the event stop, and fails the test if the run has not returned in
+// seconds; it returns the run's stderr and the events the hook got.
+func runUntilStopped(t *testing.T, e *env, arrived chan string, stop string, args ...string) (string, []string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		code   int
+		errOut string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, _, errOut := e.runCtx(ctx, args...)
+		done <- result{code, errOut}
+	}()
+	timeout := time.After(20 * time.Second)
+	var events []string
+	for {
+		select {
+		case ev := <-arrived:
+			events = append(events, ev)
+			if ev == stop {
+				cancel()
+			}
+		case r := <-done:
+			for len(arrived) > 0 {
+				events = append(events, <-arrived)
+			}
+			return r.errOut, events
+		case <-timeout:
+			t.Fatal("the stop waited for the notification")
+		}
+	}
+}
+
+// A stop during a notification cuts it short: quak exits within the stop's
+// time limit, not the notification's.
+func TestNotifyStopCutsTheNotificationShort(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	u.AddAlbum("Trip").AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10, Seed: 1})
+	e.tweak = func(d *deps) { d.notifyTimeout, d.notifyStopTimeout = time.Hour, time.Nanosecond }
+	hook, arrived := hangingHook(t, eventSuccess)
+	errOut, events := runUntilStopped(t, e, arrived, eventSuccess, "backup", "--notify-url", hook.URL, dir)
+	assert.Equal(t, []string{eventSuccess}, events)
+	assert.Contains(t, errOut, "quak: notify URL (event success) failed: ")
+}
+
+// A stop while the start's notification hangs ends it at once, and the
+// run's end is still told, within the stop's time limit.
+func TestNotifyStopEndsTheStartAndStillTellsTheEnd(t *testing.T) {
+	e, _, u, dir := loggedIn(t)
+	u.AddAlbum("Trip").AddFile(enteapitest.FileSpec{Title: "a.jpg", Size: 10, Seed: 1})
+	e.tweak = func(d *deps) { d.notifyTimeout = time.Hour }
+	hook, arrived := hangingHook(t, eventStart)
+	errOut, events := runUntilStopped(t, e, arrived, eventStart, "backup", "--notify-start", "--notify-url", hook.URL, dir)
+	assert.Contains(t, errOut, "quak: notify URL (event start) failed: ")
+	require.Len(t, events, 2, "the start, then the run's end")
+	assert.Equal(t, eventStart, events[0])
+	assert.NotEqual(t, eventStart, events[1])
 }

@@ -63,10 +63,12 @@ type deps struct {
 	// terminated reports that SIGTERM, not Ctrl-C, stopped the run (nil:
 	// never), so its records say 143 as its exit does.
 	terminated func() bool
-	// notifyTimeout bounds each notification (0: notifyTimeout), and
-	// environ is the notify command's environment (nil: os.Environ).
-	notifyTimeout time.Duration
-	environ       func() []string
+	// notifyTimeout bounds each notification (0: notifyTimeout),
+	// notifyStopTimeout those cut short by a stop (0: notifyStopTimeout),
+	// and environ is the notify command's environment (nil: os.Environ).
+	notifyTimeout     time.Duration
+	notifyStopTimeout time.Duration
+	environ           func() []string
 	// pause waits between the runs of backup --every (nil: a timer raced
 	// against the context), and jitter draws from [0, 1) to spread them
 	// (nil: math/rand/v2).
