@@ -225,17 +225,17 @@ func (out *importOutput) report(r *takeout.Report) {
 		return
 	}
 	w := out.d.stdout
-	fmt.Fprintf(w, "Takeout: %s in %s (%s), %s\n", photosAndVideos(r.Originals), plural(len(r.Parts), "part"),
+	sayf(w, "Takeout: %s in %s (%s), %s\n", photosAndVideos(r.Originals), plural(len(r.Parts), "part"),
 		plural(r.Live, "live photo"), plural(len(r.Albums), "album"))
 	for _, p := range r.Parts {
-		fmt.Fprintf(w, "  %s\n", partLine(p))
+		sayf(w, "  %s\n", partLine(p))
 	}
 	if len(r.Albums) > 0 {
 		var as []string
 		for _, a := range r.Albums {
 			as = append(as, fmt.Sprintf("%s (%d)", a.Name, a.Files))
 		}
-		fmt.Fprintf(w, "Albums: %s\n", strings.Join(as, ", "))
+		sayf(w, "Albums: %s\n", strings.Join(as, ", "))
 	}
 	out.notes(r)
 }
@@ -289,10 +289,10 @@ func (out *importOutput) notes(r *takeout.Report) {
 		if n.Part != "" {
 			where = n.Part + ": " + n.Name
 		}
-		fmt.Fprintf(w, "quak: %s: %s: %s\n", n.Kind, where, n.Reason)
+		sayf(w, "quak: %s: %s: %s\n", n.Kind, where, n.Reason)
 	}
 	for kind, n := range r.Dropped {
-		fmt.Fprintf(w, "quak: %s: %d more not named\n", kind, n)
+		sayf(w, "quak: %s: %d more not named\n", kind, n)
 	}
 }
 
@@ -326,13 +326,13 @@ func (out *importOutput) event(e restore.Event) {
 	}
 	switch {
 	case e.Kind == restore.Failed:
-		out.bar.above(out.d.stderr, fmt.Sprintf("quak: failed: %s: %v", what, e.Err))
+		out.bar.above(out.d.stderr, shownf("quak: failed: %s: %v", what, e.Err))
 	case e.Kind == restore.Placeholder && out.d.g.verbose:
-		out.bar.above(out.d.stderr, fmt.Sprintf("quak: placeholder thumbnail for %s: %v", what, e.Err))
+		out.bar.above(out.d.stderr, shownf("quak: placeholder thumbnail for %s: %v", what, e.Err))
 	case e.Kind == restore.Waiting && !out.d.g.quiet:
 		out.bar.above(out.d.stderr, fmt.Sprintf("quak: the server takes no more upload URLs for now (its limit a minute); waiting, asking again every %s", e.Wait.Round(time.Second)))
 	case e.Kind == restore.Restarted && out.d.g.verbose:
-		out.bar.above(out.d.stderr, fmt.Sprintf("starting again %s: %v", what, e.Err))
+		out.bar.above(out.d.stderr, shownf("starting again %s: %v", what, e.Err))
 	case e.Kind == restore.Waiting, e.Kind == restore.Restarted:
 	case out.d.g.verbose:
 		switch e.Kind {
@@ -341,7 +341,7 @@ func (out *importOutput) event(e restore.Event) {
 		case restore.Added:
 			what = e.Title + " → " + e.Album
 		}
-		out.bar.above(out.d.stderr, importVerbs[e.Kind]+" "+what)
+		out.bar.above(out.d.stderr, importVerbs[e.Kind]+" "+shown(what))
 	}
 }
 
@@ -365,7 +365,7 @@ func (out *importOutput) finish(s *restore.Summary, email string, err error) {
 	if out.d.g.quiet || err != nil && s.Files == 0 || out.o.dryRun {
 		return
 	}
-	fmt.Fprintf(out.d.stdout, "%d of %d files uploaded to %s (%s), %d already there, %d album additions, %d albums created; %d failed\n",
+	sayf(out.d.stdout, "%d of %d files uploaded to %s (%s), %d already there, %d album additions, %d albums created; %d failed\n",
 		s.Uploaded, s.Files, email, humanBytes(s.Bytes), s.Present, s.Added, s.AlbumsCreated, s.Failed)
 }
 

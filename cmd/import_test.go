@@ -152,3 +152,43 @@ func TestImportTakeoutEntryTooLargeFailsAlone(t *testing.T) {
 		})
 	}
 }
+
+// Names from the Takeout (entries, album titles, the part's path) reach
+// the terminal escaped in every line of the report; JSON keeps them exact.
+func TestImportTakeoutShowsNamesEscaped(t *testing.T) {
+	e, _, _, _ := loggedIn(t)
+	dir := filepath.Join(t.TempDir(), "p\x1b[1m")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	p := filepath.Join(dir, "takeout-20240525T201456Z-001.zip")
+	tt.WriteZip(t, p, []tt.File{
+		{Name: tt.GP + "\x1b[31mRed/a.jpg", Data: tt.JPEG(1)},
+		{Name: tt.GP + "\x1b[31mRed/a.jpg.json", Data: tt.PhotoJSON("a.jpg", 1580558400, nil)},
+		{Name: tt.GP + "\x1b[31mRed/metadata.json", Data: tt.AlbumJSON("\x1b[31mRed")},
+		{Name: tt.GP + "Photos from 2020/\x1b]0;owned\a.jpg", Data: tt.JPEG(2)},
+		{Name: tt.GP + "Trash/\x1b[2J\r\nquak: forged.jpg", Data: tt.JPEG(3)},
+		{Name: tt.GP + "Trash/\x1b[2J\r\nquak: forged.jpg.json", Data: tt.PhotoJSON("x.jpg", 1580558400, map[string]any{"trashed": true})},
+	})
+	for _, args := range [][]string{{"--dry-run"}, {"-v"}} {
+		code, out, errOut := e.run(append(append([]string{"import", "takeout"}, args...), p)...)
+		require.Equal(t, exitOK, code, errOut)
+		for _, s := range []string{out, errOut} {
+			assert.NotContains(t, s, "\x1b", args)
+			assert.NotContains(t, s, "\r", args)
+			assert.NotContains(t, s, "\a", args)
+			assert.NotContains(t, s, "\nquak: forged", args)
+		}
+		if args[0] == "--dry-run" {
+			assert.Contains(t, out, `p\x1b[1m/takeout-20240525T201456Z-001.zip: 3 photos and videos`)
+			assert.Contains(t, out, "Albums: [31mRed (1)", "the title keeps no control character")
+			assert.Contains(t, errOut, `unmatched: `+shown(p)+`: Takeout/Google Photos/Photos from 2020/\x1b]0;owned\a.jpg: no metadata JSON found`)
+			assert.Contains(t, errOut, `skipped: `+shown(p)+`: Takeout/Google Photos/Trash/\x1b[2J\r\nquak: forged.jpg: in Google's trash`)
+		} else {
+			assert.Contains(t, errOut, "created album [31mRed")
+			assert.Contains(t, errOut, "uploaded ]0;owned.jpg")
+		}
+	}
+	code, out, errOut := e.run("import", "takeout", "--dry-run", "--json", p)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `"\u001b[31mRed"`, "JSON keeps names exact")
+	assert.Contains(t, out, `Trash/\u001b[2J\r\nquak: forged.jpg`)
+}
