@@ -221,16 +221,26 @@ func runBackup(ctx context.Context, d deps, o *backupOpts, dir string) (err erro
 	}
 	bo := backupOptions(d, o, dir, rs, out.pr)
 	bo.Filter, bo.Views, bo.Redownload = filters, views, redo
+	// Every folder an account backs up is recorded as its, for --all and
+	// for runs that do not say whose it is: as its run starts, so that
+	// quak status --all sees a very first run in progress.
+	started := bo.Started
+	bo.Started = func() error {
+		if started != nil {
+			if err := started(); err != nil {
+				return err
+			}
+		}
+		if !o.dryRun {
+			if err := registerFolder(d, dir, rs.who); err != nil {
+				out.pr.warn("could not record the folder's account in the config: " + err.Error())
+			}
+		}
+		return nil
+	}
 	sum, err = backup.Run(ctx, bo)
 	if rs.who.Email != "" {
 		err = loginNeeded(err, rs.who.Email, rs.who.Endpoint) // the server refused the session
-	}
-	// Every folder an account backs up is recorded as its, for --all and
-	// for runs that do not say whose it is.
-	if sum != nil && sum.Started && !o.dryRun {
-		if err := registerFolder(d, dir, rs.who); err != nil {
-			out.pr.warn("could not record the folder's account in the config: " + err.Error())
-		}
 	}
 	if err != nil {
 		return err

@@ -1,8 +1,11 @@
 package cmd
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,4 +48,34 @@ func TestStatusOnAnUnreadableRunRecord(t *testing.T) {
 	assert.Equal(t, exitStale, code, lines)
 	assert.Contains(t, lines, "Problem:       "+f.LastSuccessPath()+" is unreadable: it holds no run")
 	assert.NotContains(t, lines, "no backup run has fully succeeded yet")
+}
+
+// A very first backup records its folder as it starts: quak status --all
+// during it finds the folder, and says its first run is in progress.
+func TestStatusAllSeesAFirstBackupInProgress(t *testing.T) {
+	e, s, u, dir := loggedIn(t)
+	big := u.AddAlbum("Videos").AddFile(enteapitest.FileSpec{Title: "long.mp4", Size: 48 << 20, Seed: 7})
+	stallMidFile(s, fmt.Sprintf("GET /store/%d/file-%d", u.ID, big.ID))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := e.runCtx(ctx, "backup", "--streams", ranges, dir)
+		done <- code
+	}()
+	select {
+	case <-s.Stalled:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the backup never reached its file")
+	}
+	code, _, errOut := e.run("status", "--all", "--offline")
+	cancel()
+	assert.NotEqual(t, exitUsage, code, errOut)
+	assert.NotContains(t, errOut, "no backup folder is recorded")
+	assert.Contains(t, errOut, "the first backup run is in progress and has not finished")
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the backup did not stop")
+	}
 }
