@@ -39,7 +39,11 @@ func runLogout(ctx context.Context, d deps, n *netFlags, email, endpoint string)
 	}
 	a, c, err := loadSessionOf(d, n, email, endpoint)
 	if errors.Is(err, errs.ErrNotLoggedIn) {
-		fmt.Fprintln(d.stdout, "Not logged in"+orEmpty(" as ", shown(email))+".")
+		who := ""
+		if email != "" { // --endpoint counts only with --account
+			who = " as " + shown(email) + orEmpty(" on ", shown(endpoint))
+		}
+		fmt.Fprintln(d.stdout, "Not logged in"+who+".")
 		return nil
 	}
 	if err != nil {
@@ -55,7 +59,7 @@ func runLogout(ctx context.Context, d deps, n *netFlags, email, endpoint string)
 	if serverErr != nil {
 		return fmt.Errorf("deleted %s, but could not end the session on the server: %w", path, serverErr)
 	}
-	sayf(d.stdout, "Logged out %s.\n", a.Email)
+	sayf(d.stdout, "Logged out %s on %s.\n", a.Email, a.Endpoint) // the same email can be logged in on two servers
 	noteFolders(d, a)
 	return nil
 }

@@ -80,25 +80,42 @@ func TestRestoreWithYesAsksNothing(t *testing.T) {
 	assert.NotContains(t, errOut, "[y/N]")
 }
 
-// The move of docs/restore.md with the same email on both servers: the
-// restore is told the server with --endpoint, and without it says so.
-func TestTheMoveWithOneEmailOnTwoServers(t *testing.T) {
-	old, u := fakeServer(t, enteapitest.UserOptions{})
+// aMove is the move of docs/restore.md half done: carol's library on old
+// backed up into dir, and her email logged in on both servers.
+type aMove struct {
+	e        *env
+	old, neu *enteapitest.Server
+	u, moved *enteapitest.User // carol on old, and on neu
+	dir      string
+}
+
+func halfMoved(t *testing.T) *aMove {
+	t.Helper()
+	old := enteapitest.New(enteapitest.Config{})
+	t.Cleanup(old.Close)
+	u := old.AddUser("carol@example.org", "old password", enteapitest.UserOptions{})
 	u.AddAlbum("Trip").AddFile(enteapitest.FileSpec{Title: "one.jpg", Data: enteapitest.FakeJPEG("one")})
 	neu := enteapitest.New(enteapitest.Config{})
 	t.Cleanup(neu.Close)
-	moved := neu.AddUser(u.Email, "another password", enteapitest.UserOptions{})
-	e := newEnv(t)
-	dir := filepath.Join(t.TempDir(), "carol")
-	steps := [][]string{
+	neu.AddUser("first@example.org", "pw", enteapitest.UserOptions{}) // carol's user id differs on neu, as between real servers
+	moved := neu.AddUser(u.Email, "new password", enteapitest.UserOptions{})
+	m := &aMove{e: newEnv(t), old: old, neu: neu, u: u, moved: moved, dir: filepath.Join(t.TempDir(), "carol")}
+	for _, args := range [][]string{
 		{"login", "--email", u.Email, "--endpoint", old.URL(), "--password-file", passwordFile(t, u.Password, 0o600)},
-		{"backup", "--init", "--account", u.Email, dir},
+		{"backup", "--init", "--account", u.Email, m.dir},
 		{"login", "--email", u.Email, "--endpoint", neu.URL(), "--password-file", passwordFile(t, moved.Password, 0o600)},
-	}
-	for _, args := range steps {
-		code, out, errOut := e.run(args...)
+	} {
+		code, out, errOut := m.e.run(args...)
 		require.Equal(t, exitOK, code, "%v\n%s%s", args, out, errOut)
 	}
+	return m
+}
+
+// The move of docs/restore.md with the same email on both servers: the
+// restore is told the server with --endpoint, and without it says so.
+func TestTheMoveWithOneEmailOnTwoServers(t *testing.T) {
+	m := halfMoved(t)
+	e, u, old, neu, dir := m.e, m.u, m.old, m.neu, m.dir
 	code, _, errOut := e.run("restore", "--account", u.Email, dir)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "several logged-in accounts match")
@@ -113,6 +130,20 @@ func TestTheMoveWithOneEmailOnTwoServers(t *testing.T) {
 	code, out, errOut = e.run("restore", "--account", u.Email, "--endpoint", neu.URL()+"/", dir)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "0 of 1 files uploaded", "the same server however spelt: its journal")
+}
+
+// With one email logged in on two servers, logout says which it ended.
+func TestLogoutSaysWhichServer(t *testing.T) {
+	m := halfMoved(t)
+	code, out, errOut := m.e.run("logout", "--account", m.u.Email, "--endpoint", m.old.URL())
+	require.Equal(t, exitOK, code, errOut)
+	assert.True(t, strings.HasPrefix(out, "Logged out carol@example.org on "+m.old.URL()+".\n"+m.dir+" stays recorded as its backup"), out)
+	code, out, _ = m.e.run("logout", "--account", m.u.Email, "--endpoint", m.old.URL())
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, "Not logged in as carol@example.org on "+m.old.URL()+".\n", out)
+	code, out, _ = m.e.run("logout", "--endpoint", m.old.URL())
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, "Logged out carol@example.org on "+m.neu.URL()+".\n", out, "--endpoint counts only with --account")
 }
 
 // A backup whose runs never completed says so first, loudly, in the dry
