@@ -39,7 +39,8 @@ func TestBackupPreflightExits5BeforeDownloading(t *testing.T) {
 	}
 	downloads := s.RequestsWithPrefix("GET /store/")
 	code, _, errOut = other.run("backup", dir)
-	if code != 5 || !strings.Contains(errOut, "another account") || s.RequestsWithPrefix("GET /store/") != downloads {
+	if code != 5 || !strings.Contains(errOut, "is the backup of "+u.Email+" on "+s.URL()+" (user ") ||
+		!strings.Contains(errOut, "not of "+o.Email+" on "+s.URL()+" (user ") || s.RequestsWithPrefix("GET /store/") != downloads {
 		t.Fatalf("another account's folder: code %d, %q", code, errOut)
 	}
 }

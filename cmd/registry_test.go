@@ -68,7 +68,8 @@ func TestBackupPicksTheFoldersAccount(t *testing.T) {
 	// --account for another account's folder: the backup refuses it.
 	code, _, errOut = e.run("backup", "--account", fam.users["alice"].Email, fam.dirs["carol"])
 	require.Equal(t, exitUnusableDir, code, errOut)
-	assert.Contains(t, errOut, "another account")
+	assert.Contains(t, errOut, "is the backup of carol@example.org on "+fam.s.URL()+" (user ")
+	assert.Contains(t, errOut, "not of alice@example.org on "+fam.s.URL()+" (user ")
 
 	// An account that is not logged in.
 	code, _, errOut = e.run("backup", "--account", "nobody@example.org", fam.dirs["carol"])
@@ -89,7 +90,7 @@ func TestARefusedRunLeavesTheFoldersRecordsAlone(t *testing.T) {
 
 	code, _, errOut := fam.e.run("backup", "--account", "bob@example.org", alice)
 	require.Equal(t, exitUnusableDir, code, errOut)
-	assert.Contains(t, errOut, "another account")
+	assert.Contains(t, errOut, "is the backup of alice@example.org on "+fam.s.URL())
 	assert.NotContains(t, errOut, "FAILED", "a refused run prints only its error")
 
 	after, err := os.ReadFile(filepath.Join(fam.e.vars["QUAK_CONFIG_DIR"], "folders.json"))

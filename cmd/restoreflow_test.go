@@ -146,6 +146,22 @@ func TestLogoutSaysWhichServer(t *testing.T) {
 	assert.Equal(t, "Logged out carol@example.org on "+m.neu.URL()+".\n", out, "--endpoint counts only with --account")
 }
 
+// After the move, the old folder is the old server's account's backup: a
+// backup into it names both servers, so that the same email on each reads
+// as the two accounts it is.
+func TestTheOldFolderNamesBothServers(t *testing.T) {
+	m := halfMoved(t)
+	for _, args := range [][]string{{"logout", "--account", m.u.Email, "--endpoint", m.old.URL()}, {"accounts", "--forget", m.dir}} {
+		code, out, errOut := m.e.run(args...)
+		require.Equal(t, exitOK, code, "%v\n%s%s", args, out, errOut)
+	}
+	code, _, errOut := m.e.run("backup", m.dir)
+	require.Equal(t, exitUnusableDir, code, errOut)
+	assert.Contains(t, errOut, fmt.Sprintf("backup folder %s is the backup of carol@example.org on %s (user %d), not of carol@example.org on %s (user %d)",
+		m.dir, m.old.URL(), m.u.ID, m.neu.URL(), m.moved.ID))
+	assert.Zero(t, m.neu.RequestsWithPrefix("GET /store/"), "nothing downloaded")
+}
+
 // A backup whose runs never completed says so first, loudly, in the dry
 // run as in the real one.
 func TestRestoreWarnsOfABackupThatNeverCompleted(t *testing.T) {

@@ -332,13 +332,12 @@ func (r *pipeline) checkAccount(context.Context) error {
 	if err := r.checkLink(a); err != nil {
 		return err
 	}
-	if a != nil && a.UserID != r.o.Keys.UserID {
-		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of another account (%s, user %d)", a.Email, a.UserID)}
+	this := state.Account{UserID: r.o.Keys.UserID, Email: r.o.Email, Endpoint: r.o.Endpoint, Link: r.o.Link}
+	if a != nil && (a.UserID != this.UserID || a.Endpoint != "" && this.Endpoint != "" && !account.SameEndpoint(a.Endpoint, this.Endpoint)) {
+		// Both named in full: the same email can be an account on two servers.
+		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of %s, not of %s", a.Name(), this.Name())}
 	}
-	if a != nil && a.Endpoint != "" && r.o.Endpoint != "" && !account.SameEndpoint(a.Endpoint, r.o.Endpoint) {
-		return &DirError{Dir: r.o.Dir, Reason: fmt.Sprintf("is the backup of an account on another server (%s)", a.Endpoint)}
-	}
-	if err := r.st.SetAccount(state.Account{UserID: r.o.Keys.UserID, Email: r.o.Email, Endpoint: r.o.Endpoint, Link: r.o.Link}); err != nil {
+	if err := r.st.SetAccount(this); err != nil {
 		return err
 	}
 	if r.o.Started != nil {

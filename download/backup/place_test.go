@@ -39,7 +39,7 @@ func TestUnusableFolders(t *testing.T) {
 	_, err := Run(context.Background(), o)
 	var de *DirError
 	require.ErrorAs(t, err, &de)
-	assert.Contains(t, err.Error(), "another account")
+	assert.Contains(t, err.Error(), fmt.Sprintf("is the backup of me@example.org (user %d), not of me@example.org (user %d)", e.u.ID, other.ID))
 
 	o = e.options()
 	o.Dir = filepath.Join(e.dir, "missing")

@@ -61,16 +61,37 @@ func TestAnotherAccountsOrServersFolderIsRefused(t *testing.T) {
 
 	o.Endpoint = "https://photos.self-hosted.example/"
 	_, err = Run(context.Background(), o)
-	requireDirError(t, err, "another server")
+	requireDirError(t, err, fmt.Sprintf("backup folder %s is the backup of me@example.org on https://api.example.org (user %d), "+
+		"not of me@example.org on https://photos.self-hosted.example/ (user %d)", e.dir, e.u.ID, e.u.ID))
 	o.Endpoint = "https://api.example.org/"
 	_, err = Run(context.Background(), o)
 	require.NoError(t, err, "a trailing slash is the same server")
 
 	other := e.s.AddUser("other@example.org", "pw", enteapitest.UserOptions{})
-	o.Keys.UserID = other.ID
+	o.Keys.UserID, o.Email = other.ID, other.Email
 	_, err = Run(context.Background(), o)
-	requireDirError(t, err, "another account")
+	requireDirError(t, err, fmt.Sprintf("is the backup of me@example.org on https://api.example.org/ (user %d), "+
+		"not of other@example.org on https://api.example.org/ (user %d)", e.u.ID, other.ID))
+	o.Endpoint = ""
+	_, err = Run(context.Background(), o)
+	requireDirError(t, err, fmt.Sprintf("is the backup of me@example.org on https://api.example.org/ (user %d), "+
+		"not of other@example.org (user %d)", e.u.ID, other.ID))
 	assert.Equal(t, n, e.downloads())
+}
+
+// A folder that recorded no server, and a run told none, are not refused
+// for the server.
+func TestAFolderOrARunWithoutAServerIsNotRefusedForIt(t *testing.T) {
+	e := newEnv(t)
+	o := e.options()
+	_, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	o.Endpoint = "https://api.example.org"
+	_, err = Run(context.Background(), o)
+	require.NoError(t, err, "the folder recorded no server")
+	o.Endpoint = ""
+	_, err = Run(context.Background(), o)
+	require.NoError(t, err, "the run was told no server")
 }
 
 func TestTooLittleSpaceStopsBeforeAnyDownload(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -135,6 +136,23 @@ type Account struct {
 	Email    string `json:"email"`
 	Endpoint string `json:"endpoint"`
 	Link     int64  `json:"link,omitempty"` // the album's id
+}
+
+// Name is a as messages name it, with only what is known of it:
+// "carol@example.org on https://api.ente.com (user 42)", without the
+// server or the email when none is recorded.
+func (a Account) Name() string {
+	s := a.Email
+	if s == "" {
+		s = "user " + strconv.FormatInt(a.UserID, 10)
+	}
+	if a.Endpoint != "" {
+		s += " on " + a.Endpoint
+	}
+	if a.Email != "" && a.UserID != 0 {
+		s += " (user " + strconv.FormatInt(a.UserID, 10) + ")"
+	}
+	return s
 }
 
 // Account returns the folder's account, or nil for a new folder.

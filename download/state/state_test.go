@@ -10,6 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// An account is named with what its folder recorded of it, and nothing
+// it did not.
+func TestAccountName(t *testing.T) {
+	for want, a := range map[string]Account{
+		"carol@example.org on http://a (user 7)": {UserID: 7, Email: "carol@example.org", Endpoint: "http://a"},
+		"carol@example.org (user 7)":             {UserID: 7, Email: "carol@example.org"},
+		"carol@example.org on http://a":          {Email: "carol@example.org", Endpoint: "http://a"},
+		"user 7 on http://a":                     {UserID: 7, Endpoint: "http://a"},
+	} {
+		assert.Equal(t, want, a.Name())
+	}
+}
+
 func TestRoundTripAndReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "test.db")
 	s, err := Open(path)
