@@ -37,7 +37,9 @@ func TestStatusRefusesAnotherAccountsSession(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	code, out, _ := e.run("status", dir)
-	if code != 3 || !strings.Contains(out, "logged in as other@example.org, but this is the backup of "+u.Email) {
+	want := fmt.Sprintf("Problem:       logged in as other@example.org on %s (user %d), but this is the backup of %s on %s (user %d)\n",
+		s.URL(), other.ID, u.Email, s.URL(), u.ID)
+	if code != 3 || !strings.Contains(out, want) {
 		t.Fatalf("code %d, %q", code, out)
 	}
 }

@@ -146,15 +146,20 @@ func TestLogoutSaysWhichServer(t *testing.T) {
 	assert.Equal(t, "Logged out carol@example.org on "+m.neu.URL()+".\n", out, "--endpoint counts only with --account")
 }
 
-// After the move, the old folder is the old server's account's backup: a
-// backup into it names both servers, so that the same email on each reads
-// as the two accounts it is.
+// After the move, the old folder is the old server's account's backup:
+// status and backup name both servers, so that the same email on each
+// reads as the two accounts it is.
 func TestTheOldFolderNamesBothServers(t *testing.T) {
 	m := halfMoved(t)
 	for _, args := range [][]string{{"logout", "--account", m.u.Email, "--endpoint", m.old.URL()}, {"accounts", "--forget", m.dir}} {
 		code, out, errOut := m.e.run(args...)
 		require.Equal(t, exitOK, code, "%v\n%s%s", args, out, errOut)
 	}
+	code, out, _ := m.e.run("status", m.dir)
+	require.Equal(t, exitLogin, code, out)
+	assert.Contains(t, out, fmt.Sprintf("Problem:       logged in as carol@example.org on %s (user %d), but this is the backup of carol@example.org on %s (user %d)\n",
+		m.neu.URL(), m.moved.ID, m.old.URL(), m.u.ID))
+
 	code, _, errOut := m.e.run("backup", m.dir)
 	require.Equal(t, exitUnusableDir, code, errOut)
 	assert.Contains(t, errOut, fmt.Sprintf("backup folder %s is the backup of carol@example.org on %s (user %d), not of carol@example.org on %s (user %d)",

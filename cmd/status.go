@@ -12,6 +12,7 @@ import (
 
 	"github.com/quak-photos/quak/download/compare"
 	"github.com/quak-photos/quak/download/folder"
+	"github.com/quak-photos/quak/download/state"
 	"github.com/quak-photos/quak/errs"
 )
 
@@ -204,7 +205,9 @@ func checkSession(ctx context.Context, d deps, n *netFlags, dir, email string, l
 		return "could not be checked: " + err.Error(), nil
 	}
 	if a.UserID != last.UserID {
-		return "another account's", loggedOut(fmt.Sprintf("logged in as %s, but this is the backup of %s", a.Email, last.Email))
+		in := state.Account{UserID: a.UserID, Email: a.Email, Endpoint: a.Endpoint}
+		of := state.Account{UserID: last.UserID, Email: last.Email, Endpoint: last.Endpoint}
+		return "another account's", loggedOut(fmt.Sprintf("logged in as %s, but this is the backup of %s", in.Name(), of.Name()))
 	}
 	if _, err := c.SessionValidity(ctx); err != nil {
 		if errors.Is(err, errs.ErrNotLoggedIn) {
