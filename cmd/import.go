@@ -365,8 +365,8 @@ func (out *importOutput) finish(s *restore.Summary, email string, err error) {
 	if out.d.g.quiet || err != nil && s.Files == 0 || out.o.dryRun {
 		return
 	}
-	sayf(out.d.stdout, "%d of %d files uploaded to %s (%s), %d already there, %d album additions, %d albums created; %d failed\n",
-		s.Uploaded, s.Files, email, humanBytes(s.Bytes), s.Present, s.Added, s.AlbumsCreated, s.Failed)
+	sayf(out.d.stdout, "%s uploaded to %s (%s), %s; %s failed\n",
+		ofFiles(s.Uploaded, s.Files), email, humanBytes(s.Bytes), albumWork(s), counted(s.Failed))
 }
 
 func photosAndVideos(n int) string {

@@ -395,13 +395,13 @@ func previewLines(pv *restore.Preview, dir string) []string {
 		}
 		l += ": it may lack files the account had"
 		if in.Lacking > 0 {
-			l += fmt.Sprintf(", and %s it listed were never saved", plural(in.Lacking, "file"))
+			l += fmt.Sprintf(", and %s it listed %s never saved", plural(in.Lacking, "file"), agreeing(in.Lacking, "was", "were"))
 		}
 		lines = append(lines, l+". Finish it with quak backup first, if the account is still there.")
 	}
 	for _, t := range pv.Tools {
-		lines = append(lines, fmt.Sprintf("WARNING: %s is not on PATH: %s to upload get Ente's black placeholder thumbnail, which Ente's apps never replace; to have real ones, install %s before they are restored.",
-			t.Tool, plural(t.Files, "file"), t.Tool))
+		lines = append(lines, fmt.Sprintf("WARNING: %s is not on PATH: %s to upload %s Ente's black placeholder thumbnail, which Ente's apps never replace; to have real ones, install %s before they are restored.",
+			t.Tool, plural(t.Files, "file"), agreeing(t.Files, "gets", "get"), t.Tool))
 	}
 	if len(pv.Shared) > 0 {
 		lines = append(lines, fmt.Sprintf("Left out: %s others shared with the account (%s); --no-shared=false brings them back as its own.",
@@ -469,8 +469,8 @@ func (out *restoreOutput) finish(s *restore.Summary, email string, err error) {
 	if out.o.dryRun {
 		verb, thumbs = "would upload", "and at most %s of thumbnails"
 	}
-	sayf(out.d.stdout, "%s%d of %d files %s to %s (%s, "+thumbs+"), %d already there, %d album additions, %d albums created; %d failed\n",
-		outcomeFirst(code), s.Uploaded, s.Files, verb, email, humanBytes(s.Bytes), humanBytes(s.ThumbBytes), s.Present, s.Added, s.AlbumsCreated, s.Failed)
+	sayf(out.d.stdout, "%s%s %s to %s (%s, "+thumbs+"), %s; %s failed\n",
+		outcomeFirst(code), ofFiles(s.Uploaded, s.Files), verb, email, humanBytes(s.Bytes), humanBytes(s.ThumbBytes), albumWork(s), counted(s.Failed))
 	if s.LeftOut > 0 {
 		fmt.Fprintf(out.d.stdout, "%s in the backup left out: not saved whole, or deleted from every album before the backup\n", plural(s.LeftOut, "file"))
 	}
@@ -480,6 +480,12 @@ func (out *restoreOutput) finish(s *restore.Summary, email string, err error) {
 	if s.Placeholders > 0 {
 		fmt.Fprintf(out.d.stdout, "%s got Ente's placeholder thumbnail%s\n", plural(s.Placeholders, "file"), out.placeholderWhy(s.Placeholders))
 	}
+}
+
+// albumWork is the part of a restore's or an import's summary on what was
+// there already and what it did to albums.
+func albumWork(s *restore.Summary) string {
+	return counted(s.Present) + " already there, " + plural(s.Added, "album addition") + ", " + plural(s.AlbumsCreated, "album") + " created"
 }
 
 // placeholderWhy says why n files got the placeholder: the programs

@@ -123,13 +123,13 @@ func TestTheMoveWithOneEmailOnTwoServers(t *testing.T) {
 
 	code, out, errOut := e.run("restore", "--account", u.Email, "--endpoint", neu.URL(), dir)
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, "1 of 1 files uploaded to "+u.Email)
+	assert.Contains(t, out, "1 of 1 file uploaded to "+u.Email+" (")
 	assert.Equal(t, 1, neu.Requests("POST /files"))
 	assert.Zero(t, old.Requests("POST /files"), "nothing goes back into the old server")
 
 	code, out, errOut = e.run("restore", "--account", u.Email, "--endpoint", neu.URL()+"/", dir)
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, "0 of 1 files uploaded", "the same server however spelt: its journal")
+	assert.Contains(t, out, "0 of 1 file uploaded to "+u.Email+" (", "the same server however spelt: its journal")
 }
 
 // With one email logged in on two servers, logout says which it ended.
@@ -189,7 +189,7 @@ func TestRestoreWarnsOfABackupThatNeverCompleted(t *testing.T) {
 		require.Equal(t, exitOK, code, errOut)
 		lines := strings.Split(errOut, "\n")
 		require.GreaterOrEqual(t, len(lines), 2)
-		assert.Regexp(t, `^WARNING: this backup never completed a run \(its last ended partial at [0-9TZ:-]+\): it may lack files the account had, and 1 file it listed were never saved\.`, lines[1])
+		assert.Regexp(t, `^WARNING: this backup never completed a run \(its last ended partial at [0-9TZ:-]+\): it may lack files the account had, and 1 file it listed was never saved\.`, lines[1])
 	}
 }
 
@@ -245,6 +245,18 @@ func TestPreviewLinesSayWhatIsLeftOutAndWhereTheJournalIs(t *testing.T) {
 		"Would restore the Ente CLI export in /x → b@example.org on https://b, which holds 0 files.",
 		"The restore's journal is kept in /j, where an earlier restore of this backup into this account left it.",
 	}, lines)
+}
+
+// A count's verb agrees with it: 1 file gets, 12 files get.
+func TestPreviewLinesAgreeWithTheirCounts(t *testing.T) {
+	lines := previewLines(&restore.Preview{From: restore.Origin{Kind: restore.FromExport}, ToEmail: "b@example.org", ToEndpoint: "https://b",
+		Incomplete: &restore.Incomplete{Lacking: 1}, Tools: []restore.MissingTool{{Tool: "ffmpeg", Files: 1}, {Tool: "heif-convert", Files: 12}}}, "/x")
+	require.Len(t, lines, 4)
+	assert.Contains(t, lines[1], ", and 1 file it listed was never saved.")
+	assert.Contains(t, lines[2], "WARNING: ffmpeg is not on PATH: 1 file to upload gets Ente's black placeholder thumbnail,")
+	assert.Contains(t, lines[3], "WARNING: heif-convert is not on PATH: 12 files to upload get Ente's black placeholder thumbnail,")
+	lines = previewLines(&restore.Preview{From: restore.Origin{Kind: restore.FromExport}, Incomplete: &restore.Incomplete{Lacking: 2}}, "/x")
+	assert.Contains(t, lines[1], ", and 2 files it listed were never saved.")
 }
 
 // --albums takes what backup's takes; a pattern that matches nothing is

@@ -68,7 +68,7 @@ func TestRestoreOutputDryAndReal(t *testing.T) {
 	code, out, errOut = e.run("restore", "--account", bob.Email, "--dry-run", dir)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, "3 of 3 files would upload to bob@example.org ("+humanBytes(first)+", and at most "+humanBytes(3*thumbEstimate)+
-		" of thumbnails), 0 already there, 0 album additions, 1 albums created; 0 failed\n", out, "nothing left out: no line says so")
+		" of thumbnails), 0 already there, 0 album additions, 1 album created; 0 failed\n", out, "nothing left out: no line says so")
 
 	code, out, errOut = e.run("restore", "--account", bob.Email, "--json", dir)
 	require.Equal(t, exitOK, code, errOut)
@@ -89,7 +89,7 @@ func TestRestoreOutputDryAndReal(t *testing.T) {
 	code, out, errOut = e.run("restore", "--account", bob.Email, "--dry-run", dir)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, "1 of 3 files would upload to bob@example.org ("+humanBytes(sealed(1000))+", and at most "+humanBytes(thumbEstimate)+
-		" of thumbnails), 2 already there, 1 album additions, 2 albums created; 0 failed\n"+
+		" of thumbnails), 2 already there, 1 album addition, 2 albums created; 0 failed\n"+
 		"1 file in the backup left out: not saved whole, or deleted from every album before the backup\n", out)
 
 	albums := s.Requests("POST /collections")

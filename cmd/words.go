@@ -30,3 +30,17 @@ func counted(n int) string {
 	}
 	return s
 }
+
+// ofFiles is "3 of 12 files": the noun agrees with all, "1 of 1 file".
+func ofFiles(done, all int) string {
+	return counted(done) + " of " + plural(all, "file")
+}
+
+// agreeing is the form of a verb that agrees with a count of n: one for 1,
+// many for any other ("1 file gets", "3 files get").
+func agreeing(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 	"github.com/quak-photos/quak/download/backup"
 	"github.com/quak-photos/quak/download/folder"
+	"github.com/quak-photos/quak/restore"
 )
 
 func TestPluralCountsOneAndMany(t *testing.T) {
@@ -31,6 +32,19 @@ func TestASummaryOfOneSaysItInTheSingular(t *testing.T) {
 	line = summaryLine(&backup.Summary{Saved: backup.Saved{Updated: 2, HashMismatches: 2}, Albums: backup.Albums{AlbumsDeleted: 2}})
 	assert.Contains(t, line, "2 metadata updates, ")
 	assert.Contains(t, line, ", 2 hash mismatches, 2 albums deleted, 0 albums failed")
+}
+
+// A restore's and an import's summary say each count in the singular
+// when it is 1, and the thousands apart as docs/import.md shows them.
+func TestARestoreSummaryOfOneSaysItInTheSingular(t *testing.T) {
+	assert.Equal(t, "1 of 1 file", ofFiles(1, 1))
+	assert.Equal(t, "0 of 1 file", ofFiles(0, 1))
+	assert.Equal(t, "12,480 of 12,480 files", ofFiles(12480, 12480))
+	assert.Equal(t, "1 already there, 1 album addition, 1 album created", albumWork(&restore.Summary{Present: 1, Added: 1, AlbumsCreated: 1}))
+	assert.Equal(t, "1,200 already there, 3,902 album additions, 0 albums created", albumWork(&restore.Summary{Present: 1200, Added: 3902}))
+	assert.Equal(t, "gets", agreeing(1, "gets", "get"))
+	assert.Equal(t, "get", agreeing(0, "gets", "get"))
+	assert.Equal(t, "get", agreeing(2, "gets", "get"))
 }
 
 // Only the commands that have --albums speak of its patterns under exit
