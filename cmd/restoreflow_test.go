@@ -167,6 +167,33 @@ func TestTheOldFolderNamesBothServers(t *testing.T) {
 	assert.Zero(t, m.neu.RequestsWithPrefix("GET /store/"), "nothing downloaded")
 }
 
+// The end of the move as docs/restore.md tells it: a new folder's first
+// backup needs the old server logged out first, and the old folder makes
+// --all, status and accounts say "not logged in" until it is forgotten.
+func TestAfterTheMoveAsTheDocsSay(t *testing.T) {
+	m := halfMoved(t)
+	fresh := filepath.Join(t.TempDir(), "carol-new")
+	code, out, errOut := m.e.run("backup", "--init", "--account", m.u.Email, fresh)
+	assert.Equal(t, exitUsage, code, out+errOut)
+	assert.Contains(t, errOut, "carol@example.org is logged in on several servers")
+	assert.Contains(t, errOut, "quak logout --account EMAIL --endpoint URL")
+
+	for _, args := range [][]string{{"logout", "--account", m.u.Email, "--endpoint", m.old.URL()}, {"backup", "--init", "--account", m.u.Email, fresh}} {
+		code, out, errOut = m.e.run(args...)
+		require.Equal(t, exitOK, code, "%v\n%s%s", args, out, errOut)
+	}
+	for _, args := range [][]string{{"backup", "--all"}, {"status", "--all"}, {"accounts"}} {
+		code, out, errOut = m.e.run(args...)
+		assert.Equal(t, exitLogin, code, "%v: the old folder is not logged in\n%s%s", args, out, errOut)
+	}
+	code, out, errOut = m.e.run("accounts", "--forget", m.dir)
+	require.Equal(t, exitOK, code, out+errOut)
+	for _, args := range [][]string{{"backup", "--all"}, {"status", "--all"}, {"accounts"}} {
+		code, out, errOut = m.e.run(args...)
+		assert.Equal(t, exitOK, code, "%v\n%s%s", args, out, errOut)
+	}
+}
+
 // A backup whose runs never completed says so first, loudly, in the dry
 // run as in the real one.
 func TestRestoreWarnsOfABackupThatNeverCompleted(t *testing.T) {
