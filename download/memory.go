@@ -10,10 +10,10 @@ import (
 // DefaultMemory is how many bytes of chunk buffers the downloads in flight
 // hold together at most. A download reads each encrypted chunk whole into
 // its buffer before it can authenticate it, so every body under way holds
-// up to a chunk (a 1 MiB photo: 1 MiB): thirty-two 1 MiB photos in flight
-// held 30 MiB. Against museum, 200 × 1 MiB took the same time with 6 MiB
-// (five bodies under way at once) on loopback, on one 100 Mbit/s link at
-// 40 ms and at 20 MB/s a connection, at 27–30 MiB peak RSS instead of 36–53
+// up to a chunk (a 1 MiB photo: 1.06 MiB), and up to 32 were read at once.
+// Against museum, 200 × 1 MiB took the same time with this cap (five such
+// bodies at once) on loopback, on one 100 Mbit/s link at 40 ms and at
+// 20 MB/s a connection, at 27.5–29.8 MiB peak RSS instead of 39–53
 // (docs/performance.md). Requests still go out as the number of downloads
 // allows; only reading their bodies waits.
 const DefaultMemory = 6 << 20
