@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quak-photos/quak/apiclient"
 	"github.com/quak-photos/quak/apiclient/enteapitest"
 )
 
@@ -52,6 +53,16 @@ func TestOpenOwnedAndSharedAlbumsAndItems(t *testing.T) {
 	assert.InDelta(t, 1.5, *it.Meta.Latitude, 1e-9)
 	assert.NotEmpty(t, it.Meta.Hash)
 	assert.Equal(t, f.Key(), it.Key)
+	require.NotNil(t, page.Diff[0].Info)
+	assert.Equal(t, page.Diff[0].Info.FileSize, it.Size, "the ciphertext's size, as the server says")
+	assert.Positive(t, it.Size)
+	for _, info := range []*apiclient.FileInfo{nil, {FileSize: 0}} {
+		e := page.Diff[0]
+		e.Info = info
+		it, err := OpenItem(&e, albums["Mine"])
+		require.NoError(t, err)
+		assert.Equal(t, int64(-1), it.Size, "no size said: not known (%v)", info)
+	}
 
 	page, err = c.Diff(context.Background(), theirs.ID, 0)
 	require.NoError(t, err)

@@ -171,3 +171,14 @@ func TestLatencyAtTheToleranceIsFlat(t *testing.T) {
 	round(t, l, c, 31*time.Millisecond, 40*time.Millisecond, 16<<10) // above: 9 → 8
 	assert.Equal(t, 8, l.Limit())
 }
+
+func TestAdaptiveDefaultsItsCapAndClock(t *testing.T) {
+	l := Adaptive(0, nil)
+	assert.Equal(t, DefaultMax, l.Max())
+	assert.Equal(t, Start, l.Limit())
+	s, err := l.Acquire(context.Background())
+	require.NoError(t, err)
+	s.Answered()
+	s.Release(OK, 1)
+	assert.Equal(t, 1, l.Peak())
+}
