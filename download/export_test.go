@@ -21,10 +21,3 @@ func TakePlaces(f *Fetcher, n, extras int) {
 		}
 	}
 }
-
-// OnMemoryWait has fn hear of each download that waits for memory, until
-// the returned func is called.
-func OnMemoryWait(fn func()) (undo func()) {
-	memoryWait = fn
-	return func() { memoryWait = nil }
-}

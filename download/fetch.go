@@ -76,10 +76,6 @@ type Fetcher struct {
 	MultiFiles int
 	// Rate, if set, caps the bytes a second of every download together.
 	Rate *rate.Limiter
-	// Memory caps the chunk buffers of the downloads in flight together,
-	// in bytes (0: DefaultMemory); MinDownloads bodies are always read at
-	// once.
-	Memory int64
 
 	once sync.Once
 	src  *source
@@ -201,11 +197,6 @@ func (f *Fetcher) attempt(ctx context.Context, t Target, dir string, rs *resume,
 	if size < 0 {
 		size = obj.Length
 	}
-	give, err := f.source().memory.take(ctx, size)
-	if err != nil {
-		return nil, err
-	}
-	defer give()
 	if !rs.active() {
 		rs.etag, rs.total = obj.ETag, size
 	}
@@ -246,8 +237,7 @@ func (f *Fetcher) source() *source {
 			ranges = pace.FixedRanges(f.Streams)
 		}
 		f.src = &source{client: f.Client, rate: f.Rate, policy: f.Policy, ranges: ranges,
-			above: positiveOr(f.StreamAbove, DefaultStreamAbove), places: newPlaces(positiveOr(f.MultiFiles, MultiStreamFiles)),
-			memory: newMemory(positiveOr(f.Memory, DefaultMemory))}
+			above: positiveOr(f.StreamAbove, DefaultStreamAbove), places: newPlaces(positiveOr(f.MultiFiles, MultiStreamFiles))}
 	})
 	return f.src
 }

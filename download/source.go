@@ -26,7 +26,6 @@ type source struct {
 	above   int64        // the smallest file, in ciphertext bytes, fetched as ranges, less one
 	places  *places
 	noRange atomic.Bool // the store answered a Range with the whole object
-	memory  *memory
 }
 
 // slots is how many chunks a download's ring holds: one for each range
