@@ -142,12 +142,13 @@ func (p *pacedWriter) Write(b []byte) (int, error) {
 			return n, err
 		}
 		p.sent += int64(m)
-		due := time.Duration(float64(p.sent) / float64(p.w.Bandwidth) * float64(time.Second))
 		if p.w.Sleep != nil {
 			err = p.w.Sleep(p.ctx, time.Duration(float64(m)/float64(p.w.Bandwidth)*float64(time.Second)))
 		} else {
 			_ = http.NewResponseController(p.ResponseWriter).Flush()
-			err = p.w.sleep(p.ctx, due-time.Since(p.start))
+			var wait time.Duration
+			wait, p.start = paceWait(p.sent, p.w.Bandwidth, p.start, time.Now())
+			err = p.w.sleep(p.ctx, wait)
 		}
 		if err != nil {
 			return n, err
@@ -158,6 +159,23 @@ func (p *pacedWriter) Write(b []byte) (int, error) {
 }
 
 func (p *pacedWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+
+// paceSlack is the most a paced body may be behind its link: a body its
+// client left unread for a while (busy, or waiting) is then sent at the
+// link's rate, not at once, as a real link would, which banks no time.
+const paceSlack = 128 << 10
+
+// paceWait is how long a body paced at bw bytes a second, started at
+// start, waits at now once sent bytes are out; and the start to pace
+// from, moved on when the body is more than paceSlack behind.
+func paceWait(sent, bw int64, start, now time.Time) (time.Duration, time.Time) {
+	at := func(n int64) time.Duration { return time.Duration(float64(n) / float64(bw) * float64(time.Second)) }
+	due, slack := at(sent), at(paceSlack)
+	if behind := now.Sub(start) - due; behind > slack {
+		start = start.Add(behind - slack)
+	}
+	return due - now.Sub(start), start
+}
 
 // throughWAN applies WAN mode, and a Gate's hold, around each request.
 func (s *Server) throughWAN(h http.Handler) http.Handler {
