@@ -151,6 +151,18 @@ func TestBriefRoundTrip(t *testing.T) {
 	bad := append([]byte{9}, v[1:]...)
 	_, err = decodeBrief(id(42), bad)
 	assert.ErrorIs(t, err, errCorruptBrief, "an unknown status")
+	body := append([]byte{statusCoded + 1}, v[1:len(v)-briefCRC]...)
+	_, err = decodeBrief(id(42), sealed(body))
+	assert.ErrorIs(t, err, errCorruptBrief, "an unknown status, sealed")
+	_, err = decodeBrief(id(42), sealed(append(append([]byte{}, v[:len(v)-briefCRC]...), 0)))
+	assert.ErrorIs(t, err, errCorruptBrief, "a byte more than its places, sealed")
+
+	// Every status quak writes reads back as itself.
+	for _, st := range statusCodes {
+		got, err := decodeBrief(id(7), briefOf(&File{ID: 7, Status: st}).encode())
+		require.NoError(t, err, "status %q", st)
+		assert.Equal(t, st, got.Status)
+	}
 }
 
 // A backup killed while it gave an older state its briefs leaves some of
