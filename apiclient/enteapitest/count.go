@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // counter counts requests by route, and logs the Range of each object
@@ -112,12 +113,35 @@ func (t *tracker) track(h http.Handler) http.Handler {
 // request to it is being handled. A request a client sent before is then
 // answered, or never read: the faults queued and the ranges logged after
 // Settle are a later run's alone, whatever the machine's load. A request
-// the gate holds ends with its connection.
+// the gate holds ends with its connection. A connection still waiting to
+// be accepted when Settle began is accepted first: the listener hands
+// connections over in the order they came, so once a request of Settle's
+// own, on a new connection, is answered, every connection before it is
+// the server's, and is closed.
 func (s *Server) Settle() {
+	tr := &http.Transport{DisableKeepAlives: true} // a connection of its own
+	if resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get(s.Store.URL + settlePath); err == nil {
+		_ = resp.Body.Close()
+	}
+	tr.CloseIdleConnections()
 	s.Store.CloseClientConnections()
 	s.busy.mu.Lock()
 	defer s.busy.mu.Unlock()
 	for s.busy.handling > 0 {
 		s.busy.settled.Wait()
 	}
+}
+
+// settlePath is Settle's own request at the store, answered before any
+// count, fault or gate.
+const settlePath = "/__settle"
+
+func answersSettle(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == settlePath {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

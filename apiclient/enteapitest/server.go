@@ -47,7 +47,7 @@ func New(cfg Config) *Server {
 	s := &Server{Stalled: make(chan string, 64), counts: newCounter(), faults: newFaults(), wan: &wanState{},
 		gates: &gateSlot{}, busy: newTracker(), tamper: &tamper{}}
 	s.m = model.New(model.Config{PageSize: cfg.PageSize, Rand: cfg.Rand, Event: s.event})
-	s.Store = httptest.NewServer(s.busy.track(s.middleware(http.HandlerFunc(s.serveStore))))
+	s.Store = httptest.NewServer(answersSettle(s.busy.track(s.middleware(http.HandlerFunc(s.serveStore)))))
 	api := httptest.NewUnstartedServer(s.middleware(s.apiRoutes()))
 	if cfg.Listener != nil {
 		api.Listener.Close()
