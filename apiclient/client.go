@@ -152,7 +152,13 @@ func (c *Client) secrets() []string {
 // send performs req and returns the response when it is 2xx or a redirect;
 // anything else becomes *errs.ApiError, or *LinkError when museum itself
 // refuses a public link (linkRefusal). Errors never carry a query string.
-func (c *Client) send(req *http.Request) (*http.Response, error) {
+func (c *Client) send(req *http.Request) (*http.Response, error) { return c.sendTo(req, false) }
+
+// sendTo is send, and marks the error an answer made as the object
+// store's when store is set. An error it did not make (one a cancelled
+// request's context carries as its cause, which other requests share) is
+// never changed.
+func (c *Client) sendTo(req *http.Request, store bool) (*http.Response, error) {
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, redact(err)
@@ -162,6 +168,7 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 	}
 	defer resp.Body.Close()
 	e, raw := apiError(req, resp, c.secrets()...)
+	e.ObjectStore = store
 	if c.link != nil && req.URL.Host == c.base.Host {
 		return nil, linkRefusal(e, raw)
 	}

@@ -211,11 +211,7 @@ func (c *Client) PutUpload(ctx context.Context, presigned string, body io.Reader
 // storeSend is send for a request to the object store: its error answers
 // are marked as the store's, and a redirect is one too.
 func (c *Client) storeSend(req *http.Request) (*http.Response, error) {
-	resp, err := c.send(req)
-	var ae *errs.ApiError
-	if errors.As(err, &ae) {
-		ae.ObjectStore = true
-	}
+	resp, err := c.sendTo(req, true)
 	if err != nil {
 		return nil, err
 	}

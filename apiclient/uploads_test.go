@@ -416,3 +416,25 @@ func TestUserDetailsFromTheServer(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, 402, ae.Status, "any non-2xx is an ApiError: %v", fmt.Sprint(err))
 }
+
+// A run that stops at a fatal error cancels its uploads in flight with
+// that error as their context's cause, and each gets it back: a store
+// request must not mark it the store's (it is museum's, and it is shared).
+func TestAStoreRequestLeavesAnErrorItDidNotMakeAlone(t *testing.T) {
+	store := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer store.Close()
+	s := enteapitest.New(enteapitest.Config{})
+	defer s.Close()
+	c := s.Client(nil)
+	fatal := &errs.ApiError{Method: "POST", Path: "/files", Status: http.StatusUnauthorized}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(fatal)
+	data := []byte("x")
+	_, err := c.PutUpload(ctx, store.URL+"/object", bytes.NewReader(data), 1, md5.Sum(data))
+	require.Error(t, err)
+	var ae *errs.ApiError
+	if errors.As(err, &ae) {
+		assert.Same(t, fatal, ae, "the cause itself")
+	}
+	assert.False(t, fatal.ObjectStore, "museum's refusal stays museum's")
+}
